@@ -1,0 +1,118 @@
+# heaptape -- build, test, fuzz and benchmark.
+#
+# make            the `heaptape` command and libheaptape.so in build/
+# make test       everything, then the whole test suite (ends "N passed, N failed")
+# make fuzz       libFuzzer targets (clang) in build/fuzz/, run briefly
+# make bench      benchmarks (see docs/PERFORMANCE.md)
+# make asan       the command and the tests' helpers under ASan + UBSan
+#
+# -- Options ---------------------------------------------------------------
+#
+# Debug asserts: 1 cheap, 2 internal, 3 expensive (see src/base/ht_def.h).
+#CFLAGS+= -DHT_DEBUG=2
+#
+# Default native stack depth and per-thread buffer size of the recorder.
+#CFLAGS+= -DHT_DEFAULT_FRAMES=64
+#
+# Compression level of tape packets (zstd); 0 stores them raw.
+#CFLAGS+= -DHT_DEFAULT_ZSTD=1
+# ---------------------------------------------------------------------------
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?=
+BASEFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra -fvisibility=hidden -fPIC \
+            -Iinclude
+LDLIBS_FORMAT = -lzstd -lz -lpthread
+B = build
+
+BASE_SRC    = $(wildcard src/base/*.c)
+WRITER_SRC  = src/format/stream.c src/format/writer.c
+READER_SRC  = src/format/reader.c
+RECORD_SRC  = $(wildcard src/record/*.c)
+ANALYZE_SRC = $(wildcard src/analyze/*.c)
+OUTPUT_SRC  = $(wildcard src/output/*.c)
+REPLAY_SRC  = $(wildcard src/replay/*.c)
+CLI_SRC     = $(wildcard cli/*.c)
+HEADERS     = $(wildcard include/*.h src/*/*.h)
+
+CORE_SRC = $(BASE_SRC) $(WRITER_SRC) $(READER_SRC)
+TOOL_SRC = $(CORE_SRC) $(ANALYZE_SRC) $(OUTPUT_SRC) $(REPLAY_SRC)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+all: $(B)/heaptape $(B)/libheaptape.so
+
+$(B)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -c $< -o $@
+
+# The library loaded into profiled programs: base, writer and recorder only.
+$(B)/libheaptape.so: $(call obj,$(BASE_SRC) $(WRITER_SRC) $(RECORD_SRC))
+	$(CC) -shared -Wl,-soname,libheaptape.so -o $@ $^ $(LDFLAGS) \
+	  -lunwind $(LDLIBS_FORMAT) -ldl
+
+# The tools' code, shared by the command, the unit tests and the benchmarks.
+$(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm
+
+$(B)/heaptape: $(call obj,$(CLI_SRC)) $(B)/libheaptape_tool.a
+	$(CC) -o $@ $(call obj,$(CLI_SRC)) $(LDFLAGS) $(TOOL_LIBS)
+
+# -- Tests -----------------------------------------------------------------
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+HELPER_SRC = $(wildcard tests/progs/*.c tests/progs/*.cc)
+HELPER_BIN = $(patsubst tests/progs/%,$(B)/progs/%,$(basename $(HELPER_SRC)))
+
+$(B)/tests/%: tests/unit/%.c $(B)/libheaptape_tool.a tests/unit/testhelper.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Isrc -o $@ $< $(TOOL_LIBS)
+
+$(B)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread -ldl $(PROG_LIBS_$*)
+$(B)/progs/%: tests/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# Reader fuzz corpus replayed under AddressSanitizer and UBSan.
+SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(B)/san/regression_driver: tests/fuzz/regression_driver.c tests/fuzz/fuzz_reader.c $(CORE_SRC) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c tests/fuzz/fuzz_reader.c $(CORE_SRC) $(LDLIBS_FORMAT)
+
+test: all $(UNIT_BIN) $(HELPER_BIN) $(B)/san/regression_driver
+	@sh tests/run.sh
+
+# -- Fuzzing (clang + libFuzzer) -------------------------------------------
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_driver.c,$(wildcard tests/fuzz/*.c)))
+FUZZTIME ?= 60
+fuzz:
+	@mkdir -p $(B)/fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  clang $(BASEFLAGS) -fsanitize=fuzzer,address,undefined -Isrc -o $(B)/fuzz/$$t \
+	    tests/fuzz/$$t.c $(CORE_SRC) $(LDLIBS_FORMAT) || exit 1; \
+	  mkdir -p $(B)/fuzz/corpus-$$t; \
+	  $(B)/fuzz/$$t -max_total_time=$(FUZZTIME) $(B)/fuzz/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+# -- Benchmarks --------------------------------------------------------------
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+$(B)/bench/%: bench/%.c $(B)/libheaptape_tool.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -O2 -Isrc -o $@ $< $(TOOL_LIBS)
+bench: all $(BENCH_BIN)
+	@sh bench/run.sh
+
+asan:
+	$(MAKE) B=build-asan OPT="-O1 $(SAN)" LDFLAGS="$(SAN)" all
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all test fuzz bench asan clean

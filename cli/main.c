@@ -1,0 +1,57 @@
+/* heaptape -- the `heaptape` command: a table of subcommands.
+** Each subcommand parses its own flags in cli/cmd_<name>.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+typedef struct Cmd {
+  const char *name;          /* subcommand word */
+  int (*fn)(int, char **);   /* runs it; returns the exit status */
+  const char *help;          /* one line for `heaptape --help` */
+} Cmd;
+
+static const Cmd cmds[] = {
+  {"record", cmd_record, "run a program and record its heap onto a tape"},
+  {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
+  {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
+  {"dump",   cmd_dump,   "print every record of a tape as text"},
+};
+
+/* Print "heaptape: <message>" on stderr. */
+void ht_cli_error(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("heaptape: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* List the subcommands. */
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: heaptape <command> [options] [args]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+    fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+  fprintf(f, "\n`heaptape <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) { usage(stderr); return HT_EXIT_USAGE; }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return HT_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    puts("heaptape 0.1 (tape format 1)");
+    return HT_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+    if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+  ht_cli_error("unknown command '%s' (see heaptape --help)", argv[1]);
+  return HT_EXIT_USAGE;
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs every Debian package heaptape needs to build, test and benchmark.
+# Idempotent: when everything is present it prints nothing and exits 0.
+set -eu
+
+# Build: compilers, libraries the recorder and the tools link against.
+BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev
+libunwind-dev libdw-dev libelf-dev"
+# Frontends and allocator studies.
+EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
+libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler"
+# Real programs the tests record, and the tools they compare against.
+TESTS="python3 sqlite3 perl heaptrack file binutils procps"
+
+missing=""
+for p in $BUILD $EXTRA $TESTS; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+  exit 1
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,36 @@
+/* heaptape -- an open-addressing hash map from uint64_t keys to uint64_t values.
+** Linear probing with backward-shift deletion; key 0 is stored out of band. */
+#ifndef HT_MAP_H
+#define HT_MAP_H
+
+#include "ht_def.h"
+
+typedef struct HtMap {
+  uint64_t *keys;        /* slot keys, 0 = empty */
+  uint64_t *vals;        /* slot values */
+  size_t mask;           /* slots - 1 (a power of two) */
+  size_t count;          /* keys stored, the zero key included */
+  int has_zero;          /* whether key 0 is present */
+  uint64_t zero_val;     /* value of key 0 */
+} HtMap;
+
+/* Mix a key into a well-spread hash. */
+HT_INLINE uint64_t ht_hash64(uint64_t x)
+{
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+int ht_map_init(HtMap *m, size_t hint) HT_HIDDEN;   /* 0 or -1 (OOM) */
+void ht_map_free(HtMap *m) HT_HIDDEN;
+/* Pointer to the value of key, or NULL. Valid until the next insert. */
+uint64_t *ht_map_get(const HtMap *m, uint64_t key) HT_HIDDEN;
+/* Insert or overwrite; 0 or -1 (OOM). */
+int ht_map_put(HtMap *m, uint64_t key, uint64_t val) HT_HIDDEN;
+/* Remove key; returns 1 if it was present (its value in *val if non-NULL). */
+int ht_map_del(HtMap *m, uint64_t key, uint64_t *val) HT_HIDDEN;
+/* Iterate: start with *it = 0; returns 0 at the end. */
+int ht_map_next(const HtMap *m, size_t *it, uint64_t *key, uint64_t *val) HT_HIDDEN;
+
+#endif

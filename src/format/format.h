@@ -1,0 +1,147 @@
+/* heaptape -- the tape format: grammar, tags and flags (version 1).
+** docs/FORMAT.md is the normative text; this comment is its summary. */
+#ifndef HT_FORMAT_H
+#define HT_FORMAT_H
+
+#include "../base/ht_def.h"
+
+/*
+** tape        := header packet*
+** header      := "HEAPTAPE" version:u16 flags:u16 len:u32 field* crc:u32
+** field       := tag:uleb len:uleb payload         -- unknown tags are skipped
+** packet      := phead body                         -- body is zstd when PF_ZSTD
+** phead       := "HTPK" kind:u8 pflags:u8 0:u16 blen:u32 rawlen:u32
+**                pid:u32 tid:u32 seq0:u64 seq1:u64 ts0:u64 nev:u32 crc:u32
+** body(EVENTS):= rec*                               -- one thread's stream
+** body(DICT)  := drec*                              -- symbols, strings, locations
+** body(TRAILER):= field*                            -- totals
+** rec         := alloc | free | stack | time | thread | mark | module | rss
+**              | reset | lost | ext
+** alloc       := head(ALLOC)  gap? kind? size addr sref align? weight?
+** free        := head(FREE)   gap? kind? addr size?
+** stack       := head(STACK)  parent:uleb n:uleb frame{n}
+** time        := head(TIME)   dt:uleb
+** thread      := head(THREAD) gap? name:str
+** mark        := head(MARK)   gap? label:str
+** module      := head(MODULE) gap? path:str base:uleb bid:str nseg:uleb seg{nseg}
+** seg         := vaddr:uleb memsz:uleb prot:uleb
+** rss         := head(RSS)    gap? bytes:uleb
+** reset       := head(RESET)
+** lost        := head(LOST)   gap? events:uleb
+** ext         := head(EXT)    tag:uleb len:uleb payload  -- skippable
+** drec        := str | sym | loc | dext
+** str         := D_STR id:uleb s:str
+** sym         := D_SYM addr:uleb n:uleb (func:uleb file:uleb line:uleb){n}
+** loc         := D_LOC id:uleb lkind:u8 name:uleb file:uleb line:uleb aux:uleb
+** dext        := D_EXT tag:uleb len:uleb payload
+** str         := len:uleb bytes
+**
+** head: [X FF TTTTT]
+**   TTTTT : record type (HT_R_*)
+**   FF    : per-type flags (HT_RF_*)
+**   X     : seq-bearing records only: an explicit gap follows; the record's
+**           sequence number is prev + 1 + gap. Without X it is prev + 1.
+** addr  : zigzag(addr - prev_addr), prev_addr reset to 0 at packet start
+** sref  : zigzag(stack - prev_stack), prev_stack reset to 0 at packet start
+** frame : zigzag(value - prev_value), prev_value starts at the parent's
+**         value (0 for the root). value = ip << 1 (native) or id << 1 | 1
+**         (runtime location declared by D_LOC).
+** stack ids are per (pid, tid) stream: 0 is the empty stack, a STACK record
+** defines ids next..next+n-1, each the child of the one before it.
+** Strings in DICT packets are referred to by id + 1; 0 means "none".
+*/
+
+#define HT_MAGIC        "HEAPTAPE"
+#define HT_MAGIC_LEN    8
+#define HT_VERSION      1
+#define HT_HEADER_FIXED 16   /* magic + version + flags + len */
+
+#define HT_PMAGIC       "HTPK"
+#define HT_PHEAD_SIZE   56
+#define HT_PACKET_MAX   (1u << 20)   /* largest raw body a reader accepts */
+#define HT_PACKET_DEFAULT (64u << 10) /* raw body size writers aim for */
+
+/* Header fields. */
+enum {
+  HT_H_PID = 1,       /* uleb: process id */
+  HT_H_EXE = 2,       /* bytes: executable path */
+  HT_H_ARGV = 3,      /* bytes: command line, arguments separated by NUL */
+  HT_H_CLOCK = 4,     /* uleb clock id (HT_CLOCK_*), uleb resolution in ns */
+  HT_H_SAMPLE = 5,    /* uleb: mean sampling interval in bytes, 0 = every event */
+  HT_H_START = 6,     /* uleb: start, ns since the Unix epoch */
+  HT_H_UNWIND = 7,    /* uleb: HT_UNWIND_* */
+  HT_H_FRAMES = 8,    /* uleb: maximum frames per stack */
+  HT_H_FRONTEND = 9,  /* bytes: "native", "lua5.4", "luajit", ... */
+  HT_H_TICK = 10,     /* uleb: clock units per time-record unit (ns) */
+};
+#define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
+#define HT_F_KNOWN      0x0001 /* header flags this version understands */
+
+enum { HT_CLOCK_MONOTONIC = 1, HT_CLOCK_MOCK = 2 };
+enum { HT_UNWIND_NONE = 0, HT_UNWIND_LIBUNWIND = 1, HT_UNWIND_FP = 2,
+       HT_UNWIND_RUNTIME = 3 };
+
+/* Packet kinds. Unknown kinds are skipped whole. */
+enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3 };
+#define HT_PF_ZSTD  0x01  /* body is one zstd frame of rawlen bytes */
+#define HT_PF_KNOWN 0x01
+
+/* Record types in EVENTS packets. */
+enum {
+  HT_R_ALLOC = 1, HT_R_FREE = 2, HT_R_STACK = 3, HT_R_TIME = 4,
+  HT_R_THREAD = 5, HT_R_MARK = 6, HT_R_MODULE = 7, HT_R_RSS = 8,
+  HT_R_RESET = 9, HT_R_LOST = 10,
+  HT_R_EXT = 31
+};
+#define HT_HEAD_X        0x80
+#define HT_HEAD_F1       0x20
+#define HT_HEAD_F2       0x40
+#define HT_HEAD_TYPE(h)  ((h) & 0x1f)
+#define HT_RF_KIND   HT_HEAD_F1   /* ALLOC, FREE: a kind byte follows */
+#define HT_RF_WEIGHT HT_HEAD_F2   /* ALLOC: explicit weight (bytes) follows */
+#define HT_RF_UNLOAD HT_HEAD_F1   /* MODULE: the module was unloaded */
+#define HT_R_SEQ_MASK ((1u << HT_R_ALLOC) | (1u << HT_R_FREE) | \
+  (1u << HT_R_THREAD) | (1u << HT_R_MARK) | (1u << HT_R_MODULE) | \
+  (1u << HT_R_RSS) | (1u << HT_R_LOST))
+
+/* Allocation and free kinds: low 4 bits the call family, bit 4 the domain. */
+enum {
+  HT_K_MALLOC = 0, HT_K_CALLOC = 1, HT_K_REALLOC = 2, HT_K_ALIGNED = 3,
+  HT_K_VALLOC = 4, HT_K_NEW = 5, HT_K_NEW_ARRAY = 6, HT_K_NEW_ALIGNED = 7,
+  HT_K_NEW_ARRAY_ALIGNED = 8, HT_K_SIZED = 9, HT_K_ALIGNED_SIZED = 10,
+  HT_K_RUNTIME = 11
+};
+#define HT_K_FAMILY(k)    ((k) & 0x0f)
+#define HT_K_DOMAIN_RT    0x10  /* block belongs to a language runtime's heap */
+#define HT_K_KNOWN        0x1f
+/* Kinds whose ALLOC record carries an alignment; FREE records of sized kinds
+** carry the size the caller passed. */
+#define HT_K_HAS_ALIGN(k) (HT_K_FAMILY(k) == HT_K_ALIGNED || \
+  HT_K_FAMILY(k) == HT_K_NEW_ALIGNED || HT_K_FAMILY(k) == HT_K_NEW_ARRAY_ALIGNED)
+#define HT_K_HAS_SIZE(k)  (HT_K_FAMILY(k) == HT_K_SIZED || \
+  HT_K_FAMILY(k) == HT_K_ALIGNED_SIZED)
+
+/* Record types in DICT packets. */
+enum { HT_D_STR = 1, HT_D_SYM = 2, HT_D_LOC = 3, HT_D_EXT = 31 };
+
+/* Runtime location kinds (D_LOC lkind). */
+enum {
+  HT_L_INTERNAL = 0,  /* the runtime itself (GC, stack growth, compiler) */
+  HT_L_LUA = 1,       /* a line in a chunk: file = chunk, line = current line,
+                         aux = line where the function is defined */
+  HT_L_CFUNC = 2,     /* a C function: name = symbol, aux = its address */
+  HT_L_TRACE = 3,     /* a JIT trace: aux = trace number, file/line = start */
+  HT_L_OTHER = 4      /* anything else the runtime names */
+};
+
+/* Trailer fields. */
+enum {
+  HT_T_EVENTS = 1,    /* uleb: seq-bearing records written */
+  HT_T_LOST = 2,      /* uleb: events dropped by the writer */
+  HT_T_PACKETS = 3,   /* uleb: packets written before the trailer */
+  HT_T_END = 4,       /* uleb: end timestamp (ns, same clock as ts0) */
+  HT_T_STATUS = 5,    /* uleb: program exit status (128+signal if killed) */
+  HT_T_BYTES = 6,     /* uleb: bytes written before the trailer */
+};
+
+#endif

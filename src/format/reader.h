@@ -1,0 +1,139 @@
+/* heaptape -- the tape reader: validated packets merged into one event stream
+** in global sequence order, plus stacks, symbols and runtime locations. */
+#ifndef HT_READER_H
+#define HT_READER_H
+
+#include "format.h"
+#include "stream.h"
+
+/* Event types delivered by ht_reader_next. */
+enum {
+  HT_EV_ALLOC = 1,   /* addr, size, kind, stack, align, weight */
+  HT_EV_FREE = 2,    /* addr, kind (size for sized frees) */
+  HT_EV_THREAD = 3,  /* str = thread name */
+  HT_EV_MARK = 4,    /* str = label */
+  HT_EV_MODULE = 5,  /* str = path, addr = base, module.* */
+  HT_EV_UNLOAD = 6,  /* str = path, addr = base */
+  HT_EV_RSS = 7,     /* size = resident bytes */
+  HT_EV_LOST = 8,    /* size = events the writer dropped */
+};
+
+typedef struct HtEvent {
+  uint8_t type;              /* HT_EV_* */
+  uint8_t kind;              /* HT_K_* of ALLOC and FREE */
+  uint32_t pid;              /* process */
+  uint32_t tid;              /* thread */
+  uint64_t seq;              /* global sequence number */
+  uint64_t ts;               /* ns since the tape's start (monotone) */
+  uint64_t addr;             /* block address, module base */
+  uint64_t size;             /* requested bytes, RSS, lost count */
+  uint64_t align;            /* alignment of aligned kinds, else 0 */
+  uint64_t weight;           /* bytes this sample stands for (size if unsampled) */
+  uint32_t stack;            /* global stack id (0 = no frames) */
+  const char *str;           /* THREAD, MARK, MODULE: bytes (not NUL-ended) */
+  size_t len;                /* bytes of str */
+  const uint8_t *build_id;   /* MODULE: build id bytes */
+  size_t build_id_len;       /* bytes of build_id */
+  const HtSegment *segs;     /* MODULE: segments */
+  size_t nseg;               /* segments */
+} HtEvent;
+
+/* What the tape's header says. Strings live as long as the reader. */
+typedef struct HtHeader {
+  uint32_t version;          /* format version */
+  uint32_t flags;            /* HT_F_* */
+  uint32_t pid;              /* recorded process */
+  const char *exe;           /* executable path ("" if unknown) */
+  const char *argv;          /* arguments, separated by NUL */
+  size_t argv_len;           /* bytes of argv */
+  uint32_t clock;            /* HT_CLOCK_* */
+  uint64_t clock_res;        /* ns */
+  uint64_t sample;           /* mean sampling interval in bytes, 0 = all */
+  uint64_t start_ns;         /* ns since the epoch */
+  uint32_t unwind;           /* HT_UNWIND_* */
+  uint32_t frames;           /* max frames */
+  const char *frontend;      /* "native", "lua5.4", ... */
+} HtHeader;
+
+/* Damage and totals, known after the scan (ht_reader_open) and final once
+** ht_reader_next has returned 0. */
+typedef struct HtReadStats {
+  uint64_t file_bytes;       /* size of the tape */
+  uint64_t packets;          /* whole, valid packets */
+  uint64_t event_packets;    /* of which EVENTS */
+  uint64_t damaged;          /* packets skipped: bad checksum, bad body */
+  uint64_t damaged_bytes;    /* bytes skipped as damaged */
+  uint64_t truncated_bytes;  /* bytes after the last whole packet */
+  uint64_t foreign;          /* packets of another process, ignored */
+  uint64_t events;           /* events the packets announce */
+  uint64_t lost;             /* events the writer reported dropped */
+  int has_trailer;           /* the tape was closed properly */
+  uint64_t trailer_events;   /* events the trailer counts */
+  uint64_t trailer_status;   /* exit status in the trailer, UINT64_MAX if none */
+  uint64_t end_ns;           /* end of recording (trailer, else last event) */
+  uint64_t first_error_off;  /* byte offset of the first damage, or UINT64_MAX */
+  char first_error[160];     /* what was wrong there */
+} HtReadStats;
+
+typedef struct HtReader HtReader;
+
+/* Open a tape file (mmap) and scan it: header, packet index, dictionary.
+** On failure returns a HEAPTAPE_E_* code and writes one line into err
+** (naming the problem and, for damage, the byte offset). */
+int ht_reader_open(HtReader **r, const char *path, char *err, size_t errlen) HT_HIDDEN;
+/* The same over bytes in memory; the buffer must outlive the reader. */
+int ht_reader_open_mem(HtReader **r, const void *data, size_t len, char *err,
+                       size_t errlen) HT_HIDDEN;
+void ht_reader_close(HtReader *r) HT_HIDDEN;
+
+/* Next event in global order: 1 delivered, 0 at the end. Damage inside a
+** packet drops the rest of that packet (counted in stats), never fails. */
+int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
+/* Rewind to the first event (stacks keep their ids). */
+int ht_reader_rewind(HtReader *r) HT_HIDDEN;
+
+const HtHeader *ht_reader_header(const HtReader *r) HT_HIDDEN;
+const HtReadStats *ht_reader_stats(const HtReader *r) HT_HIDDEN;
+
+/* -- Stacks: global ids, the same for equal stacks of any thread --------- */
+
+/* Frame value of a stack node (ip << 1, or loc id << 1 | 1). */
+uint64_t ht_reader_stack_frame(const HtReader *r, uint32_t stack) HT_HIDDEN;
+/* Parent node (0 at the outermost frame). */
+uint32_t ht_reader_stack_parent(const HtReader *r, uint32_t stack) HT_HIDDEN;
+/* Frames of a stack, innermost first, into out[max]; returns the depth. */
+size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
+                              size_t max) HT_HIDDEN;
+/* Number of stack nodes known so far (ids are 1..count). */
+uint32_t ht_reader_stack_count(const HtReader *r) HT_HIDDEN;
+
+#define HT_FRAME_IS_LOC(v) ((v) & 1)
+#define HT_FRAME_IP(v)     ((v) >> 1)
+#define HT_FRAME_LOC(v)    ((v) >> 1)
+
+/* -- Symbols -------------------------------------------------------------- */
+
+typedef struct HtSymbol {
+  const char *func;          /* function (demangled), or NULL */
+  const char *file;          /* source file, or NULL */
+  uint32_t line;             /* line, 0 if unknown */
+} HtSymbol;
+
+typedef struct HtLocation {
+  unsigned kind;             /* HT_L_* */
+  const char *name;          /* symbol or trace name, or NULL */
+  const char *file;          /* chunk or file, or NULL */
+  uint64_t line;             /* current line */
+  uint64_t aux;              /* see HT_L_* */
+} HtLocation;
+
+/* Inline chain of a native address, innermost first; returns its length
+** (0 if the tape has no symbol for it) and points *out at the frames. */
+size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out) HT_HIDDEN;
+/* Runtime location by id, or NULL if undeclared. */
+const HtLocation *ht_reader_location(const HtReader *r, uint64_t id) HT_HIDDEN;
+/* Module containing ip (from MODULE events seen so far or in the scan):
+** path and base, or NULL. */
+const char *ht_reader_module(const HtReader *r, uint64_t ip, uint64_t *base) HT_HIDDEN;
+
+#endif

@@ -1,0 +1,349 @@
+/* heaptape -- the tape writer: header, sealed (checksummed, compressed) packets,
+** dictionary and trailer, all emitted through the caller's sink. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "writer.h"
+#include "../base/map.h"
+#include "../../include/heaptape.h"
+
+struct HtWriter {
+  HtSink sink;               /* where bytes go */
+  void *arg;                 /* argument of sink */
+  int level;                 /* zstd level, 0 = store */
+  int err;                   /* first error, sticky */
+  ZSTD_CCtx *zc;             /* compression context, or NULL */
+  uint8_t *zbuf;             /* compression output */
+  size_t zcap;               /* bytes of zbuf */
+  uint64_t packets;          /* packets emitted */
+  uint64_t bytes;            /* bytes emitted */
+  pthread_mutex_t lock;      /* serialises packet emission */
+};
+
+/* -- Sink plumbing -------------------------------------------------------- */
+
+/* Emit bytes; latch the first failure. */
+static int writer_emit(HtWriter *w, const void *p, size_t n)
+{
+  if (w->err) return w->err;
+  if (n && w->sink(p, n, w->arg) != n) w->err = HEAPTAPE_E_IO;
+  else w->bytes += n;
+  return w->err;
+}
+
+/* Create a writer; allocation happens here only. */
+HtWriter *ht_writer_new(HtSink sink, void *arg, int zstd_level)
+{
+  HtWriter *w = calloc(1, sizeof(*w));
+  if (!w) return NULL;
+  w->sink = sink;
+  w->arg = arg;
+  w->level = zstd_level;
+  pthread_mutex_init(&w->lock, NULL);
+  if (zstd_level > 0) {
+    w->zcap = ZSTD_compressBound(HT_PACKET_MAX);
+    w->zbuf = malloc(w->zcap);
+    w->zc = ZSTD_createCCtx();
+    if (!w->zbuf || !w->zc) { ht_writer_destroy(w); return NULL; }
+    ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, zstd_level);
+    ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(w->zc, ZSTD_c_contentSizeFlag, 1);
+  }
+  return w;
+}
+
+/* Free the writer. */
+void ht_writer_destroy(HtWriter *w)
+{
+  if (!w) return;
+  ZSTD_freeCCtx(w->zc);
+  free(w->zbuf);
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+}
+
+int ht_writer_error(const HtWriter *w) { return w->err; }
+uint64_t ht_writer_packets(const HtWriter *w) { return w->packets; }
+uint64_t ht_writer_bytes(const HtWriter *w) { return w->bytes; }
+
+/* -- Header --------------------------------------------------------------- */
+
+/* Append a tag + length + bytes field. */
+static uint8_t *field_bytes(uint8_t *p, unsigned tag, const void *b, size_t n)
+{
+  p = ht_wuleb128(p, tag);
+  p = ht_wuleb128(p, n);
+  return ht_wmem(p, b, n);
+}
+
+/* Append a tag + length + one or two ULEB128 values. */
+static uint8_t *field_uleb(uint8_t *p, unsigned tag, uint64_t v, int two, uint64_t v2)
+{
+  uint8_t tmp[2 * HT_ULEB_MAX], *q = ht_wuleb128(tmp, v);
+  if (two) q = ht_wuleb128(q, v2);
+  return field_bytes(p, tag, tmp, (size_t)(q - tmp));
+}
+
+/* Emit the file header. */
+int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
+{
+  size_t exe = in->exe ? strlen(in->exe) : 0, argv = in->argv ? in->argv_len : 0;
+  size_t fe = in->frontend ? strlen(in->frontend) : 0;
+  if (exe > 4096) exe = 4096;
+  if (argv > 65536) argv = 65536;
+  if (fe > 64) fe = 64;
+  size_t cap = HT_HEADER_FIXED + 4 + exe + argv + fe + 16 * 3 * HT_ULEB_MAX;
+  uint8_t *buf = malloc(cap);
+  if (!buf) return w->err = HEAPTAPE_E_NOMEM;
+  uint8_t *p = ht_wmem(buf, HT_MAGIC, HT_MAGIC_LEN);
+  p[0] = HT_VERSION & 0xff; p[1] = HT_VERSION >> 8;
+  p[2] = in->flags & 0xff; p[3] = in->flags >> 8;
+  p += 4;
+  uint8_t *lenp = p;
+  p += 4;
+  p = field_uleb(p, HT_H_PID, in->pid, 0, 0);
+  if (exe) p = field_bytes(p, HT_H_EXE, in->exe, exe);
+  if (argv) p = field_bytes(p, HT_H_ARGV, in->argv, argv);
+  p = field_uleb(p, HT_H_CLOCK, in->clock, 1, in->clock_res);
+  p = field_uleb(p, HT_H_SAMPLE, in->sample, 0, 0);
+  p = field_uleb(p, HT_H_START, in->start_ns, 0, 0);
+  p = field_uleb(p, HT_H_UNWIND, in->unwind, 0, 0);
+  p = field_uleb(p, HT_H_FRAMES, in->frames, 0, 0);
+  if (fe) p = field_bytes(p, HT_H_FRONTEND, in->frontend, fe);
+  ht_wu32(lenp, (uint32_t)(p - lenp - 4));
+  p = ht_wu32(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
+  pthread_mutex_lock(&w->lock);
+  int rc = writer_emit(w, buf, (size_t)(p - buf));
+  pthread_mutex_unlock(&w->lock);
+  free(buf);
+  return rc;
+}
+
+/* -- Packets -------------------------------------------------------------- */
+
+/* Emit any packet from its parts: compress, checksum, write. */
+int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
+                     uint64_t seq0, uint64_t seq1, uint64_t ts0, uint32_t nev,
+                     const uint8_t *body, size_t len)
+{
+  if (len > HT_PACKET_MAX) return w->err = HEAPTAPE_E_MISUSE;
+  pthread_mutex_lock(&w->lock);
+  const uint8_t *out = body;
+  size_t olen = len;
+  unsigned flags = 0;
+  if (w->zc && len >= 64) {
+    size_t z = ZSTD_compress2(w->zc, w->zbuf, w->zcap, body, len);
+    if (!ZSTD_isError(z) && z < len) { out = w->zbuf; olen = z; flags = HT_PF_ZSTD; }
+  }
+  uint8_t h[HT_PHEAD_SIZE], *p = ht_wmem(h, HT_PMAGIC, 4);
+  *p++ = (uint8_t)kind;
+  *p++ = (uint8_t)flags;
+  *p++ = 0; *p++ = 0;
+  p = ht_wu32(p, (uint32_t)olen);
+  p = ht_wu32(p, (uint32_t)len);
+  p = ht_wu32(p, pid);
+  p = ht_wu32(p, tid);
+  p = ht_wu64(p, seq0);
+  p = ht_wu64(p, seq1);
+  p = ht_wu64(p, ts0);
+  p = ht_wu32(p, nev);
+  uLong crc = crc32(0, h, (uInt)(p - h));
+  crc = crc32(crc, out, (uInt)olen);
+  ht_wu32(p, (uint32_t)crc);
+  int rc = writer_emit(w, h, sizeof(h));
+  if (!rc) rc = writer_emit(w, out, olen);
+  if (!rc) w->packets++;
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* Seal the body of s as an EVENTS packet, emit it, and reset s. */
+int ht_writer_stream(HtWriter *w, HtStream *s)
+{
+  int rc = 0;
+  if (s->p != s->buf)
+    rc = ht_writer_packet(w, HT_P_EVENTS, s->pid, s->tid, s->seq0,
+                          s->nev ? s->seq_prev : 0, s->ts0, s->nev, s->buf,
+                          (size_t)(s->p - s->buf));
+  ht_stream_reset(s);
+  return rc;
+}
+
+/* Emit the trailer packet. */
+int ht_writer_trailer(HtWriter *w, const HtTrailer *t)
+{
+  uint8_t body[8 * 3 * HT_ULEB_MAX], *p = body;
+  uint64_t packets = w->packets, bytes = w->bytes;
+  p = field_uleb(p, HT_T_EVENTS, t->events, 0, 0);
+  p = field_uleb(p, HT_T_LOST, t->lost, 0, 0);
+  p = field_uleb(p, HT_T_PACKETS, packets, 0, 0);
+  p = field_uleb(p, HT_T_BYTES, bytes, 0, 0);
+  p = field_uleb(p, HT_T_END, t->end_ns, 0, 0);
+  if (t->status != UINT64_MAX) p = field_uleb(p, HT_T_STATUS, t->status, 0, 0);
+  return ht_writer_packet(w, HT_P_TRAILER, 0, 0, 0, 0, t->end_ns, 0, body,
+                          (size_t)(p - body));
+}
+
+/* -- Dictionary ----------------------------------------------------------- */
+
+struct HtDict {
+  uint8_t *buf;              /* pending DICT records */
+  size_t len, cap;           /* bytes used, allocated */
+  HtMap strs;                /* string hash -> chain head (id + 1) */
+  char **str;                /* interned strings by id */
+  size_t nstr, capstr;       /* strings, allocated slots */
+  uint64_t *next;            /* hash chain: id -> next id + 1 */
+};
+
+/* Create an empty dictionary builder. */
+HtDict *ht_dict_new(void)
+{
+  HtDict *d = calloc(1, sizeof(*d));
+  if (d && ht_map_init(&d->strs, 64)) { free(d); return NULL; }
+  return d;
+}
+
+/* Free the builder and its strings. */
+void ht_dict_destroy(HtDict *d)
+{
+  if (!d) return;
+  for (size_t i = 0; i < d->nstr; i++) free(d->str[i]);
+  free(d->str); free(d->next); free(d->buf);
+  ht_map_free(&d->strs);
+  free(d);
+}
+
+/* Reserve n bytes at the end of the pending records. */
+static uint8_t *dict_need(HtDict *d, size_t n)
+{
+  if (d->len + n > d->cap) {
+    size_t c = d->cap ? d->cap * 2 : 4096;
+    while (c < d->len + n) c *= 2;
+    uint8_t *b = realloc(d->buf, c);
+    if (!b) return NULL;
+    d->buf = b; d->cap = c;
+  }
+  return d->buf + d->len;
+}
+
+/* FNV-1a over a string. */
+static uint64_t dict_strhash(const char *s)
+{
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* Intern a string; returns id + 1, 0 for NULL, -1 when out of memory. */
+int64_t ht_dict_str(HtDict *d, const char *s)
+{
+  if (!s) return 0;
+  uint64_t h = dict_strhash(s), *head = ht_map_get(&d->strs, h);
+  for (uint64_t r = head ? *head : 0; r; r = d->next[r - 1])
+    if (!strcmp(d->str[r - 1], s)) return (int64_t)r;
+  if (d->nstr == d->capstr) {
+    size_t c = d->capstr ? d->capstr * 2 : 256;
+    char **ns = realloc(d->str, c * sizeof(*ns));
+    if (!ns) return -1;
+    d->str = ns;
+    uint64_t *nn = realloc(d->next, c * sizeof(*nn));
+    if (!nn) return -1;
+    d->next = nn;
+    d->capstr = c;
+  }
+  size_t n = strlen(s);
+  if (n > 65536) n = 65536;
+  uint8_t *p = dict_need(d, 1 + 2 * HT_ULEB_MAX + n);
+  char *copy = strdup(s);
+  if (!p || !copy) { free(copy); return -1; }
+  uint64_t id = d->nstr++;
+  d->str[id] = copy;
+  d->next[id] = head ? *head : 0;
+  if (ht_map_put(&d->strs, h, id + 1)) return -1;
+  *p++ = HT_D_STR;
+  p = ht_wuleb128(p, id);
+  p = ht_wuleb128(p, n);
+  p = ht_wmem(p, s, n);
+  d->len = (size_t)(p - d->buf);
+  return (int64_t)id + 1;
+}
+
+/* Declare the symbol of a native address; frames innermost first. */
+int ht_dict_sym(HtDict *d, uint64_t addr, const HtSymFrame *f, size_t n)
+{
+  if (n > 256) n = 256;
+  uint8_t *p = dict_need(d, 1 + 2 * HT_ULEB_MAX + n * 3 * HT_ULEB_MAX);
+  if (!p) return HEAPTAPE_E_NOMEM;
+  *p++ = HT_D_SYM;
+  p = ht_wuleb128(p, addr);
+  p = ht_wuleb128(p, n);
+  for (size_t i = 0; i < n; i++) {
+    p = ht_wuleb128(p, f[i].func);
+    p = ht_wuleb128(p, f[i].file);
+    p = ht_wuleb128(p, f[i].line);
+  }
+  d->len = (size_t)(p - d->buf);
+  return 0;
+}
+
+/* Declare a runtime location id. */
+int ht_dict_loc(HtDict *d, uint64_t id, unsigned lkind, uint64_t name,
+                uint64_t file, uint64_t line, uint64_t aux)
+{
+  uint8_t *p = dict_need(d, 2 + 5 * HT_ULEB_MAX);
+  if (!p) return HEAPTAPE_E_NOMEM;
+  *p++ = HT_D_LOC;
+  p = ht_wuleb128(p, id);
+  *p++ = (uint8_t)lkind;
+  p = ht_wuleb128(p, name);
+  p = ht_wuleb128(p, file);
+  p = ht_wuleb128(p, line);
+  p = ht_wuleb128(p, aux);
+  d->len = (size_t)(p - d->buf);
+  return 0;
+}
+
+/* Length of the DICT record at p (records are self-delimiting). */
+static size_t dict_reclen(const uint8_t *p, const uint8_t *end)
+{
+  const uint8_t *q = p + 1;
+  uint64_t a, n;
+  switch (*p) {
+  case HT_D_STR:
+    ht_ruleb128(&q, end, &a); ht_ruleb128(&q, end, &n); q += n; break;
+  case HT_D_SYM:
+    ht_ruleb128(&q, end, &a); ht_ruleb128(&q, end, &n);
+    for (uint64_t i = 0; i < 3 * n; i++) ht_ruleb128(&q, end, &a);
+    break;
+  default: /* HT_D_LOC */
+    ht_ruleb128(&q, end, &a); q++;
+    for (int i = 0; i < 4; i++) ht_ruleb128(&q, end, &a);
+    break;
+  }
+  return (size_t)(q - p);
+}
+
+/* Emit pending records as DICT packets of at most HT_PACKET_DEFAULT bytes. */
+int ht_dict_flush(HtDict *d, HtWriter *w, uint32_t pid)
+{
+  size_t start = 0, pos = 0;
+  while (pos < d->len) {
+    size_t n = dict_reclen(d->buf + pos, d->buf + d->len);
+    if (pos + n - start > HT_PACKET_DEFAULT && pos > start) {
+      int rc = ht_writer_packet(w, HT_P_DICT, pid, 0, 0, 0, 0, 0,
+                                d->buf + start, pos - start);
+      if (rc) return rc;
+      start = pos;
+    }
+    pos += n;
+  }
+  int rc = 0;
+  if (pos > start)
+    rc = ht_writer_packet(w, HT_P_DICT, pid, 0, 0, 0, 0, 0, d->buf + start,
+                          pos - start);
+  d->len = 0;
+  return rc;
+}
