@@ -165,9 +165,11 @@ int ht_writer_stream(HtWriter *w, HtStream *s)
 {
   int rc = 0;
   if (s->p != s->buf)
-    rc = ht_writer_packet(w, HT_P_EVENTS, s->pid, s->tid, s->seq0,
-                          s->nev ? s->seq_prev : 0, s->ts0, s->nev, s->buf,
-                          (size_t)(s->p - s->buf));
+    /* A packet without events (only STACK/TIME records) sorts right after
+    ** the thread's last event: seq0 = seq1 = that event's number. */
+    rc = ht_writer_packet(w, HT_P_EVENTS, s->pid, s->tid,
+                          s->nev ? s->seq0 : s->seq_prev, s->seq_prev, s->ts0,
+                          s->nev, s->buf, (size_t)(s->p - s->buf));
   ht_stream_reset(s);
   return rc;
 }
@@ -196,7 +198,11 @@ struct HtDict {
   char **str;                /* interned strings by id */
   size_t nstr, capstr;       /* strings, allocated slots */
   uint64_t *next;            /* hash chain: id -> next id + 1 */
+  uint32_t id;               /* dictionary id, scope of string ids */
 };
+
+/* Name this dictionary. */
+void ht_dict_set_id(HtDict *d, uint32_t id) { d->id = id; }
 
 /* Create an empty dictionary builder. */
 HtDict *ht_dict_new(void)
@@ -333,7 +339,7 @@ int ht_dict_flush(HtDict *d, HtWriter *w, uint32_t pid)
   while (pos < d->len) {
     size_t n = dict_reclen(d->buf + pos, d->buf + d->len);
     if (pos + n - start > HT_PACKET_DEFAULT && pos > start) {
-      int rc = ht_writer_packet(w, HT_P_DICT, pid, 0, 0, 0, 0, 0,
+      int rc = ht_writer_packet(w, HT_P_DICT, pid, d->id, 0, 0, 0, 0,
                                 d->buf + start, pos - start);
       if (rc) return rc;
       start = pos;
@@ -342,7 +348,7 @@ int ht_dict_flush(HtDict *d, HtWriter *w, uint32_t pid)
   }
   int rc = 0;
   if (pos > start)
-    rc = ht_writer_packet(w, HT_P_DICT, pid, 0, 0, 0, 0, 0, d->buf + start,
+    rc = ht_writer_packet(w, HT_P_DICT, pid, d->id, 0, 0, 0, 0, d->buf + start,
                           pos - start);
   d->len = 0;
   return rc;

@@ -70,7 +70,12 @@ int ht_dict_sym(HtDict *d, uint64_t addr, const HtSymFrame *f, size_t n) HT_HIDD
 /* Declare a runtime location id. */
 int ht_dict_loc(HtDict *d, uint64_t id, unsigned lkind, uint64_t name,
                 uint64_t file, uint64_t line, uint64_t aux) HT_HIDDEN;
-/* Emit what was declared since the last call as DICT packets. */
+/* Name this dictionary (default 0). String ids are scoped to a dictionary:
+** every writer of a tape that adds a DICT uses its own id (the recorder and
+** runtimes 0, `heaptape record`'s symboliser 1). */
+void ht_dict_set_id(HtDict *d, uint32_t id) HT_HIDDEN;
+/* Emit what was declared since the last call as DICT packets (the packet
+** header's tid field carries the dictionary id). */
 int ht_dict_flush(HtDict *d, HtWriter *w, uint32_t pid) HT_HIDDEN;
 
 #endif
