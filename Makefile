@@ -57,7 +57,7 @@ $(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
 	@rm -f $@
 	ar rcs $@ $^
 
-TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm
+TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -lstdc++
 
 $(B)/heaptape: $(call obj,$(CLI_SRC)) $(B)/libheaptape_tool.a
 	$(CC) -o $@ $(call obj,$(CLI_SRC)) $(LDFLAGS) $(TOOL_LIBS)

@@ -1,10 +1,587 @@
-/* heaptape -- `heaptape record` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
-#include "cmds.h"
+/* heaptape -- `heaptape record`: run a program under libheaptape.so, wait for
+** it, then finalise its tape (symbols appended) and print a one-line summary. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "cmds.h"
+#include "../src/analyze/symbolize.h"
+
+typedef struct RecOpts {
+  const char *output;        /* -o FILE, or NULL for the default name */
+  const char *sample;        /* --sample, normalised to bytes, or NULL */
+  const char *unwind;        /* --unwind method, or NULL */
+  const char *frames;        /* --frames N, or NULL */
+  int follow_fork;           /* --follow-fork */
+  int follow_exec;           /* --follow-exec */
+  int no_symbols;            /* --no-symbols: skip finalisation */
+} RecOpts;
+
+/* Child being recorded; read by the signal forwarder. */
+static volatile sig_atomic_t rec_child;
+
+/* -- Usage ---------------------------------------------------------------- */
+
+/* Print the options and the environment contract. */
+static void record_usage(FILE *f)
+{
+  fputs(
+"usage: heaptape record [options] [--] PROG [ARGS...]\n"
+"\n"
+"Run PROG with libheaptape.so preloaded and record its heap onto a tape.\n"
+"When PROG exits, symbols for every address on the tape are appended to it,\n"
+"so the tape can be read without the binaries. The exit status is PROG's\n"
+"(128+N if it was killed by signal N).\n"
+"\n"
+"options:\n"
+"  -o, --output FILE      tape to write (default heaptape.<prog>.<pid>.tape)\n"
+"      --sample BYTES     sample one allocation per BYTES on average (Poisson\n"
+"                         by bytes, K/M/G suffixes); 0 records every event\n"
+"      --unwind METHOD    libunwind (default), fp (frame pointers) or none\n"
+"      --frames N         native frames kept per stack (1..1024, default 64)\n"
+"      --follow-fork      keep recording in forked children (one tape each)\n"
+"      --follow-exec      keep recording in programs PROG executes\n"
+"      --no-symbols       leave the tape unsymbolised (faster; needs the\n"
+"                         binaries at report time)\n"
+"  -h, --help             this text\n"
+"\n"
+"environment passed to PROG (the recorder's configuration; an option above\n"
+"overrides a value inherited from the environment):\n"
+"  LD_PRELOAD             libheaptape.so is prepended\n"
+"  HEAPTAPE_OUTPUT        tape path\n"
+"  HEAPTAPE_SAMPLE        mean sampling interval in bytes (--sample)\n"
+"  HEAPTAPE_UNWIND        libunwind | fp | none (--unwind)\n"
+"  HEAPTAPE_FRAMES        frames per stack (--frames)\n"
+"  HEAPTAPE_FOLLOW_FORK   0/1 (--follow-fork)\n"
+"  HEAPTAPE_FOLLOW_EXEC   0/1 (--follow-exec)\n"
+"\n"
+"Statically linked programs cannot be recorded: LD_PRELOAD cannot reach them.\n",
+    f);
+}
+
+/* -- Option values -------------------------------------------------------- */
+
+/* Parse a byte count with an optional K/M/G suffix into a decimal string. */
+static int record_bytes(const char *s, char *out, size_t outlen)
+{
+  char *end;
+  errno = 0;
+  if (*s == '-' || !*s) return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) return -1;
+  unsigned shift = 0;
+  if (*end) {
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    default: return -1;
+    }
+    end++;
+    if (*end == 'i') end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end) return -1;
+  }
+  if (shift && v > (ULLONG_MAX >> shift)) return -1;
+  snprintf(out, outlen, "%llu", v << shift);
+  return 0;
+}
+
+/* -- Checking the program before running it ------------------------------- */
+
+/* Find prog the way execvp would; returns a malloc'd path or NULL. */
+static char *record_which(const char *prog)
+{
+  if (strchr(prog, '/')) return strdup(prog);
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  size_t plen = strlen(prog);
+  char *found = NULL, *noexec = NULL;
+  for (const char *p = path; !found; p++) {
+    const char *q = strchr(p, ':');
+    size_t dlen = q ? (size_t)(q - p) : strlen(p);
+    char *cand = malloc(dlen + plen + 3);
+    if (!cand) break;
+    if (dlen) { memcpy(cand, p, dlen); cand[dlen] = '/'; dlen++; }
+    else { cand[0] = '.'; cand[1] = '/'; dlen = 2; }
+    memcpy(cand + dlen, prog, plen + 1);
+    struct stat st;
+    if (!stat(cand, &st) && S_ISREG(st.st_mode)) {
+      if (!access(cand, X_OK)) { found = cand; cand = NULL; }
+      else if (!noexec) { noexec = cand; cand = NULL; }
+    }
+    free(cand);
+    if (!q) break;
+    p = q;
+  }
+  if (found) { free(noexec); return found; }
+  return noexec;  /* reported as "not executable" by the caller */
+}
+
+/* Read n bytes at off; returns 0 on success. */
+static int record_pread(int fd, void *buf, size_t n, off_t off)
+{
+  ssize_t r = pread(fd, buf, n, off);
+  return r == (ssize_t)n ? 0 : -1;
+}
+
+/* Classify an ELF file: 0 dynamic, else writes why it cannot be recorded. */
+static int record_check_elf(int fd, const char *path, char *why, size_t whylen)
+{
+  unsigned char id[EI_NIDENT];
+  if (record_pread(fd, id, sizeof(id), 0)) {
+    snprintf(why, whylen, "%s: not an ELF executable", path);
+    return -1;
+  }
+  uint64_t phoff, phnum, phentsize;
+  uint16_t machine;
+  if (id[EI_CLASS] == ELFCLASS64) {
+    Elf64_Ehdr eh;
+    if (record_pread(fd, &eh, sizeof(eh), 0)) goto bad;
+    phoff = eh.e_phoff; phnum = eh.e_phnum; phentsize = eh.e_phentsize;
+    machine = eh.e_machine;
+  } else if (id[EI_CLASS] == ELFCLASS32) {
+    Elf32_Ehdr eh;
+    if (record_pread(fd, &eh, sizeof(eh), 0)) goto bad;
+    phoff = eh.e_phoff; phnum = eh.e_phnum; phentsize = eh.e_phentsize;
+    machine = eh.e_machine;
+  } else {
+    goto bad;
+  }
+  int native_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+  if (id[EI_CLASS] != native_class) {
+    snprintf(why, whylen, "%s: is a %d-bit program; libheaptape.so is %d-bit",
+             path, id[EI_CLASS] == ELFCLASS64 ? 64 : 32, (int)sizeof(void *) * 8);
+    return -1;
+  }
+#if defined(__x86_64__)
+  if (machine != EM_X86_64) goto arch;
+#elif defined(__aarch64__)
+  if (machine != EM_AARCH64) goto arch;
+#endif
+  int interp = 0, dynamic = 0;
+  for (uint64_t i = 0; i < phnum && i < 4096; i++) {
+    uint32_t type;
+    if (record_pread(fd, &type, 4, (off_t)(phoff + i * phentsize))) goto bad;
+    if (type == PT_INTERP) interp = 1;
+    if (type == PT_DYNAMIC) dynamic = 1;
+  }
+  if (!interp || !dynamic) {
+    snprintf(why, whylen, "%s: is statically linked; LD_PRELOAD cannot reach it, "
+             "so heaptape cannot record it", path);
+    return -1;
+  }
+  return 0;
+#if defined(__x86_64__) || defined(__aarch64__)
+arch:
+  snprintf(why, whylen, "%s: is built for another machine (ELF e_machine %u)",
+           path, machine);
+  return -1;
+#endif
+bad:
+  snprintf(why, whylen, "%s: not an ELF executable (bad header)", path);
+  return -1;
+}
+
+/* Check that path can be recorded: an executable dynamic ELF, or a script
+** whose interpreter is one. depth limits nested interpreters. */
+static int record_check(const char *path, const char *shown, int depth,
+                        char *why, size_t whylen)
+{
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, whylen, "%s: %s", shown, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, whylen, "%s: not a regular file", shown);
+    return -1;
+  }
+  if (access(path, X_OK)) {
+    snprintf(why, whylen, "%s: not executable", shown);
+    return -1;
+  }
+  if ((st.st_mode & S_ISUID && st.st_uid != geteuid()) ||
+      (st.st_mode & S_ISGID && st.st_gid != getegid())) {
+    snprintf(why, whylen, "%s: is set-user/group-ID; the loader ignores "
+             "LD_PRELOAD for it, so heaptape cannot record it", shown);
+    return -1;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(why, whylen, "%s: %s", shown, strerror(errno));
+    return -1;
+  }
+  char head[256];
+  ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
+  if (n >= 4 && !memcmp(head, ELFMAG, SELFMAG)) {
+    int rc = record_check_elf(fd, shown, why, whylen);
+    close(fd);
+    return rc;
+  }
+  close(fd);
+  if (n < 2 || head[0] != '#' || head[1] != '!') {
+    snprintf(why, whylen, "%s: not an ELF executable or a script", shown);
+    return -1;
+  }
+  if (depth >= 4) {
+    snprintf(why, whylen, "%s: too many nested script interpreters", shown);
+    return -1;
+  }
+  /* "#!interp [arg]": check the interpreter; for /usr/bin/env, its program. */
+  head[n] = 0;
+  char *nl = strchr(head, '\n');
+  if (nl) *nl = 0;
+  char *s = head + 2;
+  while (*s == ' ' || *s == '\t') s++;
+  char *interp = s;
+  while (*s && *s != ' ' && *s != '\t') s++;
+  char *arg = NULL;
+  if (*s) {
+    *s++ = 0;
+    while (*s == ' ' || *s == '\t') s++;
+    if (*s) arg = s;
+  }
+  if (!*interp) {
+    snprintf(why, whylen, "%s: script has an empty #! line", shown);
+    return -1;
+  }
+  char sub[512];
+  int rc = record_check(interp, interp, depth + 1, sub, sizeof(sub));
+  if (!rc && arg && !strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env")) {
+    /* env [-S] [-opts] prog: resolve prog through PATH. */
+    char *t = arg;
+    while (*t == '-') {                  /* skip options such as -S or -i */
+      while (*t && *t != ' ' && *t != '\t') t++;
+      while (*t == ' ' || *t == '\t') t++;
+    }
+    char *e = t;
+    while (*e && *e != ' ' && *e != '\t') e++;
+    *e = 0;
+    if (*t && !strchr(t, '=')) {
+      char *p = record_which(t);
+      if (!p) {
+        snprintf(sub, sizeof(sub), "%s: not found in PATH", t);
+        rc = -1;
+      } else {
+        rc = record_check(p, t, depth + 1, sub, sizeof(sub));
+        free(p);
+      }
+    }
+  }
+  if (rc) {
+    snprintf(why, whylen, "%s: script interpreter %s", shown, sub);
+    return -1;
+  }
+  return 0;
+}
+
+/* -- Environment ---------------------------------------------------------- */
+
+/* Directory of the running heaptape binary into buf (no trailing slash). */
+static int record_selfdir(char *buf, size_t len)
+{
+  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char *slash = strrchr(buf, '/');
+  if (!slash) return -1;
+  *slash = 0;
+  return 0;
+}
+
+/* Find libheaptape.so next to the binary or in ../lib/heaptape/. */
+static char *record_find_lib(void)
+{
+  char dir[PATH_MAX];
+  if (record_selfdir(dir, sizeof(dir))) return NULL;
+  static const char *const rel[] = {"/libheaptape.so", "/../lib/heaptape/libheaptape.so"};
+  for (size_t i = 0; i < HT_COUNTOF(rel); i++) {
+    char cand[PATH_MAX + 64], real[PATH_MAX];
+    snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
+    if (!access(cand, R_OK) && realpath(cand, real)) return strdup(real);
+  }
+  return NULL;
+}
+
+/* Set the recorder's environment in the child (the only process that reads it). */
+static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
+{
+  const char *old = getenv("LD_PRELOAD");
+  char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
+  if (!pre) return -1;
+  if (old && *old) sprintf(pre, "%s:%s", lib, old);
+  else strcpy(pre, lib);
+  int rc = setenv("LD_PRELOAD", pre, 1);
+  free(pre);
+  rc |= setenv("HEAPTAPE_OUTPUT", tape, 1);
+  if (o->sample) rc |= setenv("HEAPTAPE_SAMPLE", o->sample, 1);
+  if (o->unwind) rc |= setenv("HEAPTAPE_UNWIND", o->unwind, 1);
+  if (o->frames) rc |= setenv("HEAPTAPE_FRAMES", o->frames, 1);
+  rc |= setenv("HEAPTAPE_FOLLOW_FORK", o->follow_fork ? "1" : "0", 1);
+  rc |= setenv("HEAPTAPE_FOLLOW_EXEC", o->follow_exec ? "1" : "0", 1);
+  return rc;
+}
+
+/* Tape path for the child: -o as given, or heaptape.<prog>.<pid>.tape. */
+static char *record_tape_name(const RecOpts *o, const char *prog, pid_t pid)
+{
+  if (o->output) return strdup(o->output);
+  const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+  size_t n = strlen(base) + 40;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "heaptape.%s.%ld.tape", base, (long)pid);
+  return s;
+}
+
+/* Absolute form of a path relative to the current directory. */
+static char *record_abspath(const char *p)
+{
+  if (p[0] == '/') return strdup(p);
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd))) return strdup(p);
+  size_t n = strlen(cwd) + strlen(p) + 2;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s/%s", cwd, p);
+  return s;
+}
+
+/* -- Running -------------------------------------------------------------- */
+
+/* Forward a signal sent to heaptape (kill, not the terminal) to the child.
+** Terminal signals (si_code SI_KERNEL) already reach the child, which shares
+** our process group; forwarding those would deliver them twice. */
+static void record_forward(int sig, siginfo_t *si, void *uc)
+{
+  (void)uc;
+  int saved = errno;
+  pid_t c = rec_child;
+  if (c > 0 && (!si || si->si_code != SI_KERNEL)) kill(c, sig);
+  errno = saved;
+}
+
+static const int rec_signals[] = {SIGINT, SIGTERM, SIGQUIT, SIGHUP};
+
+/* Install (or, with on = 0, remove) the forwarding handlers. */
+static void record_signals(int on)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sigemptyset(&sa.sa_mask);
+  if (on) { sa.sa_sigaction = record_forward; sa.sa_flags = SA_SIGINFO | SA_RESTART; }
+  else sa.sa_handler = SIG_DFL;
+  for (size_t i = 0; i < HT_COUNTOF(rec_signals); i++)
+    sigaction(rec_signals[i], &sa, NULL);
+}
+
+/* Print size as B, KiB, MiB or GiB with one decimal. */
+static void record_fmt_bytes(char *buf, size_t len, uint64_t v)
+{
+  static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (v < 1024) { snprintf(buf, len, "%llu B", (unsigned long long)v); return; }
+  double d = (double)v / 1024;
+  size_t u = 0;
+  while (d >= 1024 && u + 1 < HT_COUNTOF(unit)) { d /= 1024; u++; }
+  snprintf(buf, len, "%.1f %s", d, unit[u]);
+}
+
+/* Quote a path for the shell when it needs it (for the printed command). */
+static void record_shquote(char *buf, size_t len, const char *s)
+{
+  if (!s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                   "0123456789_-.,/+:@%")]) {
+    snprintf(buf, len, "%s", s);
+    return;
+  }
+  size_t j = 0;
+  if (j + 1 < len) buf[j++] = '\'';
+  for (; *s && j + 5 < len; s++) {
+    if (*s == '\'') { memcpy(buf + j, "'\\''", 4); j += 4; }
+    else buf[j++] = *s;
+  }
+  if (j + 1 < len) buf[j++] = '\'';
+  buf[j] = 0;
+}
+
+/* Finalise the tape and print the summary line; returns 0 or -1. */
+static int record_finish(const RecOpts *o, const char *tape)
+{
+  struct stat st;
+  if (stat(tape, &st)) {
+    ht_cli_error("%s: no tape was written (the recorder did not start in the "
+                 "program)", tape);
+    return -1;
+  }
+  HtSymSummary sum;
+  char err[512];
+  int rc = ht_symbolize_run(tape, o->no_symbols ? HT_SYM_NOSYMBOLS : 0, &sum,
+                            err, sizeof(err));
+  if (rc) {
+    ht_cli_error("%s", err);
+    return -1;
+  }
+  char alloc[32], peak[32], q[PATH_MAX + 64];
+  record_fmt_bytes(alloc, sizeof(alloc), sum.allocated);
+  record_fmt_bytes(peak, sizeof(peak), sum.peak);
+  record_shquote(q, sizeof(q), tape);
+  fprintf(stderr, "heaptape: %llu events, %s allocated, peak %s%s; tape %s "
+          "(heaptape report %s)\n", (unsigned long long)sum.events, alloc, peak,
+          sum.truncated ? " (tape truncated)" : "", tape, q);
+  return 0;
+}
+
+/* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("record: not implemented yet");
-  return HT_EXIT_FAIL;
+  static const struct option longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"sample", required_argument, NULL, 's'},
+    {"unwind", required_argument, NULL, 'u'},
+    {"frames", required_argument, NULL, 'f'},
+    {"follow-fork", no_argument, NULL, 'F'},
+    {"follow-exec", no_argument, NULL, 'E'},
+    {"no-symbols", no_argument, NULL, 'N'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}
+  };
+  RecOpts o;
+  memset(&o, 0, sizeof(o));
+  static char sample[32], frames[16];
+  int c;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'o':
+      if (!*optarg) { ht_cli_error("record: -o needs a file name"); return HT_EXIT_USAGE; }
+      o.output = optarg;
+      break;
+    case 's':
+      if (record_bytes(optarg, sample, sizeof(sample))) {
+        ht_cli_error("record: --sample: '%s' is not a byte count (e.g. 512K)", optarg);
+        return HT_EXIT_USAGE;
+      }
+      o.sample = sample;
+      break;
+    case 'u':
+      if (strcmp(optarg, "libunwind") && strcmp(optarg, "fp") && strcmp(optarg, "none")) {
+        ht_cli_error("record: --unwind: '%s' is not libunwind, fp or none", optarg);
+        return HT_EXIT_USAGE;
+      }
+      o.unwind = optarg;
+      break;
+    case 'f': {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (errno || *end || end == optarg || v < 1 || v > 1024) {
+        ht_cli_error("record: --frames: '%s' is not a number from 1 to 1024", optarg);
+        return HT_EXIT_USAGE;
+      }
+      snprintf(frames, sizeof(frames), "%ld", v);
+      o.frames = frames;
+      break;
+    }
+    case 'F': o.follow_fork = 1; break;
+    case 'E': o.follow_exec = 1; break;
+    case 'N': o.no_symbols = 1; break;
+    case 'h': record_usage(stdout); return HT_EXIT_OK;
+    default:
+      if (optopt && optopt != '?')
+        ht_cli_error("record: option -%c %s", optopt,
+                     strchr("o", optopt) ? "needs a value" : "is unknown");
+      else
+        ht_cli_error("record: bad option '%s'", argv[optind - 1]);
+      record_usage(stderr);
+      return HT_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) {
+    ht_cli_error("record: no program to run");
+    record_usage(stderr);
+    return HT_EXIT_USAGE;
+  }
+  const char *prog = argv[optind];
+  char **pargv = argv + optind;
+
+  char *path = record_which(prog);
+  if (!path) { ht_cli_error("%s: command not found", prog); return HT_EXIT_FAIL; }
+  char why[1024];
+  if (record_check(path, prog, 0, why, sizeof(why))) {
+    ht_cli_error("%s", why);
+    free(path);
+    return HT_EXIT_FAIL;
+  }
+  char *lib = record_find_lib();
+  if (!lib) {
+    ht_cli_error("libheaptape.so: not found next to the heaptape binary "
+                 "(or in ../lib/heaptape/)");
+    free(path);
+    return HT_EXIT_FAIL;
+  }
+
+  /* Report exec failures through a close-on-exec pipe. */
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC)) {
+    ht_cli_error("record: pipe: %s", strerror(errno));
+    return HT_EXIT_FAIL;
+  }
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < HT_COUNTOF(rec_signals); i++) sigaddset(&block, rec_signals[i]);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    ht_cli_error("record: fork: %s", strerror(errno));
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return HT_EXIT_FAIL;
+  }
+  if (pid == 0) {
+    close(pfd[0]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    char *tape = record_tape_name(&o, prog, getpid());
+    char *abs = tape ? record_abspath(tape) : NULL;
+    int e = ENOMEM;
+    if (abs && !record_setenv(&o, lib, abs)) {
+      execv(path, pargv);
+      e = errno;
+    }
+    if (write(pfd[1], &e, sizeof(e)) < 0) _exit(127);
+    _exit(127);
+  }
+  close(pfd[1]);
+  rec_child = pid;
+  record_signals(1);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  char *tape = record_tape_name(&o, prog, pid);
+
+  int e = 0;
+  ssize_t n;
+  while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR) {}
+  close(pfd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  rec_child = 0;
+  record_signals(0);
+  if (n == (ssize_t)sizeof(e)) {
+    ht_cli_error("%s: cannot run: %s", prog, strerror(e));
+    free(path); free(lib); free(tape);
+    return HT_EXIT_FAIL;
+  }
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status)
+         : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
+  if (tape) record_finish(&o, tape);
+  free(path); free(lib); free(tape);
+  return rc;
 }

@@ -1,0 +1,585 @@
+/* heaptape -- finalisation: every native address of a tape symbolised once with
+** elfutils' libdwfl (inline chains from DWARF scopes) and appended as DICT packets. */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "symbolize.h"
+#include "../base/map.h"
+#include "../format/reader.h"
+#include "../format/writer.h"
+#include "../../include/heaptape.h"
+
+/* libstdc++'s demangler (linked with -lstdc++); declared here to stay in C. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* Dictionary id of the strings this pass appends (see ht_dict_set_id). */
+#define SYM_DICT_ID 1
+/* Frames kept per inline chain. */
+#define SYM_MAX_FRAMES 64
+
+/*
+** Which address is looked up: every native frame heaptape records is a
+** return address (the unwinders start at the caller of the allocation
+** function), so the call instruction is the byte before it. Lookups use
+** ip - 1, which stays inside the call even when the call is the last
+** instruction of a function or of an inlined range; the symbol is declared
+** under the recorded ip, the key readers use.
+*/
+
+typedef struct SymModule {
+  char *path;                /* file as recorded (or the tape's exe) */
+  const char *name;          /* basename of path, for "<name>+0xoff" */
+  uint64_t base;             /* load bias */
+  uint64_t lo, hi;           /* address range covered by its segments */
+  uint8_t bid[64];           /* recorded build id */
+  size_t bid_len;            /* bytes of bid, 0 if none */
+  int state;                 /* 0 not opened yet, 1 reported, -1 unusable */
+  Dwfl *dwfl;                /* one session per module: no overlap conflicts */
+  Dwfl_Module *mod;          /* the reported module */
+} SymModule;
+
+struct HtSymbolizer {
+  SymModule *mods;           /* modules in load order */
+  size_t nmods, capmods;     /* used, allocated */
+  size_t last;               /* index of the module of the previous lookup */
+  unsigned flags;            /* HT_SYM_* */
+  char *scratch[3 * SYM_MAX_FRAMES]; /* strings of the last lookup */
+  size_t nscratch;           /* used entries of scratch */
+};
+
+/* -- Helpers -------------------------------------------------------------- */
+
+/* Print one warning line unless quiet. */
+static void sym_warn(const HtSymbolizer *s, const char *fmt, ...)
+{
+  if (s->flags & HT_SYM_QUIET) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("heaptape: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* Keep a malloc'd string until the next lookup; returns it (or a constant). */
+static const char *sym_keep(HtSymbolizer *s, char *str)
+{
+  if (!str) return "?";
+  if (s->nscratch == HT_COUNTOF(s->scratch)) { free(str); return "?"; }
+  s->scratch[s->nscratch++] = str;
+  return str;
+}
+
+/* Demangle a C++ name into a kept string; other names are kept as they are. */
+static const char *sym_demangle(HtSymbolizer *s, const char *name)
+{
+  if (name[0] == '_' && name[1] == 'Z') {
+    int status = 0;
+    char *d = __cxa_demangle(name, NULL, NULL, &status);
+    if (d && status == 0) return sym_keep(s, d);
+    free(d);
+  }
+  return name;  /* owned by libdw, lives as long as the module */
+}
+
+/* Monotonic seconds. */
+static double sym_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* -- Modules -------------------------------------------------------------- */
+
+static const Dwfl_Callbacks sym_callbacks = {
+  .find_elf = dwfl_build_id_find_elf,           /* unused: files are reported by fd */
+  .find_debuginfo = dwfl_standard_find_debuginfo, /* .gnu_debuglink, /usr/lib/debug */
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = NULL,
+};
+
+/* New symboliser. */
+HtSymbolizer *ht_symbolizer_new(unsigned flags)
+{
+  HtSymbolizer *s = calloc(1, sizeof(*s));
+  if (s) s->flags = flags;
+  return s;
+}
+
+/* Free the scratch strings of the previous lookup. */
+static void sym_scratch_free(HtSymbolizer *s)
+{
+  for (size_t i = 0; i < s->nscratch; i++) free(s->scratch[i]);
+  s->nscratch = 0;
+}
+
+/* Free the symboliser and end every libdwfl session. */
+void ht_symbolizer_destroy(HtSymbolizer *s)
+{
+  if (!s) return;
+  for (size_t i = 0; i < s->nmods; i++) {
+    if (s->mods[i].dwfl) dwfl_end(s->mods[i].dwfl);
+    free(s->mods[i].path);
+  }
+  sym_scratch_free(s);
+  free(s->mods);
+  free(s);
+}
+
+/* Whether a recorded path names no file (vdso, anonymous code). */
+static int sym_no_file(const char *path)
+{
+  return !path[0] || path[0] == '[' || !strncmp(path, "linux-vdso", 10) ||
+         !strncmp(path, "linux-gate", 10);
+}
+
+/* Open a module's file, check its build id and report it to a new session. */
+static void sym_open(HtSymbolizer *s, SymModule *m)
+{
+  m->state = -1;
+  if (sym_no_file(m->path)) return;
+  int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    sym_warn(s, "%s: cannot open (%s); its addresses stay unsymbolised",
+             m->path, strerror(errno));
+    return;
+  }
+  if (m->bid_len) {
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *bid = NULL;
+    ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
+    int same = n == (ssize_t)m->bid_len && !memcmp(bid, m->bid, m->bid_len);
+    if (elf) elf_end(elf);
+    if (!same) {
+      sym_warn(s, "%s: not the file that was recorded (build id differs); "
+               "its addresses stay unsymbolised", m->path);
+      close(fd);
+      return;
+    }
+  }
+  m->dwfl = dwfl_begin(&sym_callbacks);
+  if (!m->dwfl) { close(fd); return; }
+  dwfl_report_begin(m->dwfl);
+  m->mod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, m->base, true);
+  dwfl_report_end(m->dwfl, NULL, NULL);
+  if (!m->mod) {
+    sym_warn(s, "%s: libdw cannot read it (%s); its addresses stay unsymbolised",
+             m->path, dwfl_errmsg(-1));
+    close(fd);
+    return;
+  }
+  if (!m->hi) {                       /* no segments recorded: ask libdwfl */
+    Dwarf_Addr lo, hi;
+    dwfl_module_info(m->mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+    m->lo = lo; m->hi = hi;
+  }
+  m->state = 1;
+}
+
+/* Declare a module; it is opened on its first lookup. */
+int ht_symbolizer_module(HtSymbolizer *s, const char *path, uint64_t base,
+                         const uint8_t *build_id, size_t bid_len,
+                         const HtSegment *segs, size_t nseg)
+{
+  if (s->nmods == s->capmods) {
+    size_t c = s->capmods ? 2 * s->capmods : 32;
+    SymModule *nm = realloc(s->mods, c * sizeof(*nm));
+    if (!nm) return -1;
+    s->mods = nm;
+    s->capmods = c;
+  }
+  SymModule *m = &s->mods[s->nmods];
+  memset(m, 0, sizeof(*m));
+  m->path = strdup(path);
+  if (!m->path) return -1;
+  m->name = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+  m->base = base;
+  if (bid_len > sizeof(m->bid)) bid_len = sizeof(m->bid);
+  if (build_id && bid_len) memcpy(m->bid, build_id, bid_len);
+  m->bid_len = build_id ? bid_len : 0;
+  m->lo = UINT64_MAX;
+  for (size_t i = 0; i < nseg; i++) {
+    if (!segs[i].memsz) continue;
+    uint64_t a = base + segs[i].vaddr, b = a + segs[i].memsz;
+    if (a < m->lo) m->lo = a;
+    if (b > m->hi) m->hi = b;
+  }
+  if (!m->hi) m->lo = 0;
+  s->nmods++;
+  if (!m->hi) {                       /* range unknown until the file is read */
+    sym_open(s, m);
+    return m->state == 1 ? 0 : -1;
+  }
+  return 0;
+}
+
+/* The module whose range holds addr; later loads win over earlier ones. */
+static SymModule *sym_find(HtSymbolizer *s, uint64_t addr)
+{
+  if (s->last < s->nmods) {
+    SymModule *m = &s->mods[s->last];
+    if (addr >= m->lo && addr < m->hi) return m;
+  }
+  for (size_t i = s->nmods; i-- > 0;) {
+    SymModule *m = &s->mods[i];
+    if (addr >= m->lo && addr < m->hi) { s->last = i; return m; }
+  }
+  return NULL;
+}
+
+/* -- Lookup --------------------------------------------------------------- */
+
+/* Name of a subprogram or inlined-subroutine DIE: linkage name demangled,
+** else DW_AT_name (both through abstract origins and specifications). */
+static const char *sym_die_name(HtSymbolizer *s, Dwarf_Die *die)
+{
+  Dwarf_Attribute a;
+  const char *n = NULL;
+  if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+      dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+    n = dwarf_formstring(&a);
+  if (n) return sym_demangle(s, n);
+  if (dwarf_attr_integrate(die, DW_AT_name, &a)) n = dwarf_formstring(&a);
+  return n;
+}
+
+/* Call site (file, line) of an inlined-subroutine DIE. */
+static void sym_call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file,
+                          uint32_t *line)
+{
+  Dwarf_Attribute a;
+  Dwarf_Word v;
+  *file = NULL;
+  *line = 0;
+  if (dwarf_attr(die, DW_AT_call_line, &a) && !dwarf_formudata(&a, &v))
+    *line = (uint32_t)v;
+  Dwarf_Files *files;
+  size_t nfiles;
+  if (dwarf_attr(die, DW_AT_call_file, &a) && !dwarf_formudata(&a, &v) &&
+      !dwarf_getsrcfiles(cu, &files, &nfiles) && v < nfiles)
+    *file = dwarf_filesrc(files, v, NULL, NULL);
+}
+
+/* Fallback name "<module>+0xoffset" (or "0x<ip>" outside every module). */
+static size_t sym_unknown(HtSymbolizer *s, SymModule *m, uint64_t ip, HtSymOut *out)
+{
+  char *b = malloc(strlen(m ? m->name : "") + 24);
+  if (b) {
+    if (m) sprintf(b, "%s+0x%llx", m->name, (unsigned long long)(ip - m->base));
+    else sprintf(b, "0x%llx", (unsigned long long)ip);
+  }
+  out[0].func = sym_keep(s, b);
+  out[0].file = NULL;
+  out[0].line = 0;
+  return 1;
+}
+
+/* Symbolise a return address: inline chain innermost first. */
+size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t max)
+{
+  sym_scratch_free(s);
+  if (!max) return 0;
+  if (max > SYM_MAX_FRAMES) max = SYM_MAX_FRAMES;
+  uint64_t addr = ip ? ip - 1 : 0;
+  SymModule *m = sym_find(s, addr);
+  if (!m) return sym_unknown(s, NULL, ip, out);
+  if (m->state == 0) sym_open(s, m);
+  if (m->state != 1) return sym_unknown(s, m, ip, out);
+
+  /* Symbol table name and the line table's file:line of addr. */
+  GElf_Off off;
+  GElf_Sym sym;
+  const char *symname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL,
+                                             NULL, NULL);
+  const char *file = NULL;
+  int lineno = 0;
+  Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+  if (ln) file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
+
+  /* Inline chain from the DWARF scopes containing addr. */
+  size_t n = 0;
+  Dwarf_Addr bias;
+  Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias);
+  Dwarf_Die *scopes = NULL;
+  int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+  Dwarf_Die *prev = NULL;             /* the inlined subroutine just emitted */
+  for (int i = 0; i < ns && n < max; i++) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
+    const char *fn = sym_die_name(s, &scopes[i]);
+    if (tag == DW_TAG_subprogram && symname &&
+        (!fn || !strchr(fn, ':')))    /* the symtab name is qualified */
+      fn = sym_demangle(s, symname);
+    out[n].func = fn ? fn : "?";
+    if (!prev) {
+      out[n].file = file;
+      out[n].line = lineno > 0 ? (uint32_t)lineno : 0;
+    } else {
+      sym_call_site(cu, prev, &out[n].file, &out[n].line);
+    }
+    n++;
+    if (tag == DW_TAG_subprogram) break;
+    prev = &scopes[i];
+  }
+  free(scopes);
+  if (n) return n;
+  if (!symname) {
+    n = sym_unknown(s, m, ip, out);
+    out[0].file = file;
+    out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+    return n;
+  }
+  out[0].func = sym_demangle(s, symname);
+  out[0].file = file;
+  out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
+  return 1;
+}
+
+/* -- The tape pass -------------------------------------------------------- */
+
+/* Sink that appends to a file descriptor. */
+static size_t sym_sink(const void *data, size_t len, void *arg)
+{
+  int fd = *(int *)arg;
+  const char *p = data;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t w = write(fd, p + done, len - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    done += (size_t)w;
+  }
+  return done;
+}
+
+/* Set HT_F_SYMBOLIZED in the header and fix its checksum (best effort). */
+static void sym_mark_header(int fd)
+{
+  uint8_t fixed[HT_HEADER_FIXED];
+  if (pread(fd, fixed, sizeof(fixed), 0) != (ssize_t)sizeof(fixed)) return;
+  uint32_t len = (uint32_t)fixed[12] | (uint32_t)fixed[13] << 8 |
+                 (uint32_t)fixed[14] << 16 | (uint32_t)fixed[15] << 24;
+  unsigned flags = fixed[10] | fixed[11] << 8;
+  if ((flags & HT_F_SYMBOLIZED) || len > (1u << 20)) return;
+  size_t total = HT_HEADER_FIXED + len + 4;
+  uint8_t *h = malloc(total);
+  if (!h) return;
+  if (pread(fd, h, total, 0) == (ssize_t)total) {
+    uint32_t crc = (uint32_t)crc32(0, h, (uInt)(total - 4));
+    uint8_t *c = h + total - 4;
+    uint32_t have = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
+                    (uint32_t)c[3] << 24;
+    if (crc == have) {                /* never "repair" a damaged header */
+      flags |= HT_F_SYMBOLIZED;
+      h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
+      ht_wu32(c, (uint32_t)crc32(0, h, (uInt)(total - 4)));
+      if (pwrite(fd, h + 10, 2, 10) == 2) (void)!pwrite(fd, c, 4, (off_t)(total - 4));
+    }
+  }
+  free(h);
+}
+
+/* Order addresses for qsort (locality: one module, one CU at a time). */
+static int sym_cmp(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Events, bytes and peak; MODULE events go to the symboliser. */
+static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum, HtMap *live)
+{
+  const HtHeader *h = ht_reader_header(r);
+  HtEvent ev;
+  uint64_t cur = 0;
+  while (ht_reader_next(r, &ev) == 1) {
+    sum->events++;
+    switch (ev.type) {
+    case HT_EV_ALLOC: {
+      uint64_t w = ev.weight ? ev.weight : ev.size, old;
+      if (ht_map_del(live, ev.addr, &old)) cur -= old;
+      sum->allocated += w;
+      cur += w;
+      ht_map_put(live, ev.addr, w);
+      if (cur > sum->peak) sum->peak = cur;
+      break;
+    }
+    case HT_EV_FREE: {
+      uint64_t old;
+      if (ht_map_del(live, ev.addr, &old)) cur -= old;
+      break;
+    }
+    case HT_EV_MODULE: {
+      sum->modules++;
+      if (!sy) break;
+      char path[4097];
+      size_t n = ev.len < sizeof(path) - 1 ? ev.len : sizeof(path) - 1;
+      memcpy(path, ev.str, n);
+      path[n] = 0;
+      const char *p = path;
+      if (!n && h->exe && *h->exe) p = h->exe;  /* the main program */
+      if (ht_symbolizer_module(sy, p, ev.addr, ev.build_id, ev.build_id_len,
+                               ev.segs, ev.nseg))
+        sum->modules_skipped++;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+/* Unique native addresses of the stack table lacking a symbol; sorted. */
+static uint64_t *sym_collect(HtReader *r, size_t *count, int *had_symbols)
+{
+  HtMap seen;
+  *count = 0;
+  if (ht_map_init(&seen, 1024)) return NULL;
+  uint32_t nstack = ht_reader_stack_count(r);
+  for (uint32_t id = 1; id <= nstack; id++) {
+    uint64_t v = ht_reader_stack_frame(r, id);
+    if (HT_FRAME_IS_LOC(v)) continue;
+    uint64_t ip = HT_FRAME_IP(v);
+    if (ht_map_get(&seen, ip)) continue;
+    const HtSymbol *old;
+    if (ht_reader_symbol(r, ip, &old)) { *had_symbols = 1; ht_map_put(&seen, ip, 0); continue; }
+    if (ht_map_put(&seen, ip, 1)) { ht_map_free(&seen); return NULL; }
+  }
+  uint64_t *ips = malloc((seen.count + 1) * sizeof(*ips)), k, v;
+  if (ips) {
+    size_t it = 0;
+    while (ht_map_next(&seen, &it, &k, &v))
+      if (v) ips[(*count)++] = k;
+    qsort(ips, *count, sizeof(*ips), sym_cmp);
+  }
+  ht_map_free(&seen);
+  return ips;
+}
+
+/* Symbolise ips into a dictionary. */
+static int sym_build(HtSymbolizer *sy, const uint64_t *ips, size_t n, HtDict *d,
+                     HtSymSummary *sum)
+{
+  HtSymOut out[SYM_MAX_FRAMES];
+  HtSymFrame fr[SYM_MAX_FRAMES];
+  for (size_t i = 0; i < n; i++) {
+    size_t k = ht_symbolizer_lookup(sy, ips[i], out, SYM_MAX_FRAMES);
+    SymModule *m = sym_find(sy, ips[i] ? ips[i] - 1 : 0);
+    if (m && m->state == 1 && k && (k > 1 || out[0].file ||
+        strncmp(out[0].func, m->name, strlen(m->name)) || out[0].func[strlen(m->name)] != '+'))
+      sum->resolved++;
+    if (k && out[0].line) sum->with_line++;
+    for (size_t j = 0; j < k; j++) {
+      int64_t f = ht_dict_str(d, out[j].func), fl = ht_dict_str(d, out[j].file);
+      if (f < 0 || fl < 0) return HEAPTAPE_E_NOMEM;
+      fr[j].func = (uint64_t)f;
+      fr[j].file = (uint64_t)fl;
+      fr[j].line = out[j].line;
+    }
+    if (ht_dict_sym(d, ips[i], fr, k)) return HEAPTAPE_E_NOMEM;
+  }
+  return 0;
+}
+
+/* Append the dictionary to the tape, cutting a partial last packet first. */
+static int sym_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
+                      HtSymSummary *sum, char *err, size_t errlen)
+{
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(err, errlen, "%s: cannot append symbols: %s", path, strerror(errno));
+    return HEAPTAPE_E_IO;
+  }
+  struct stat st;
+  if (!fstat(fd, &st) && (uint64_t)st.st_size > keep && ftruncate(fd, (off_t)keep)) {
+    snprintf(err, errlen, "%s: cannot cut the partial last packet: %s", path,
+             strerror(errno));
+    close(fd);
+    return HEAPTAPE_E_IO;
+  }
+  lseek(fd, 0, SEEK_END);
+  HtWriter *w = ht_writer_new(sym_sink, &fd, 1);
+  if (!w) { close(fd); snprintf(err, errlen, "%s: out of memory", path); return HEAPTAPE_E_NOMEM; }
+  int rc = ht_dict_flush(d, w, pid);
+  if (!rc) rc = ht_writer_error(w);
+  sum->dict_bytes = ht_writer_bytes(w);
+  ht_writer_destroy(w);
+  if (!rc) sym_mark_header(fd);
+  if (close(fd) && !rc) rc = HEAPTAPE_E_IO;
+  if (rc) snprintf(err, errlen, "%s: cannot append symbols: %s", path,
+                   rc == HEAPTAPE_E_IO ? strerror(errno) : heaptape_strerror(rc));
+  return rc;
+}
+
+/* Symbolise a tape in place; see symbolize.h. */
+int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
+                     char *err, size_t errlen)
+{
+  HtSymSummary dummy, *sum = sump ? sump : &dummy;
+  memset(sum, 0, sizeof(*sum));
+  double t0 = sym_now();
+  HtReader *r;
+  int rc = ht_reader_open(&r, path, err, errlen);
+  if (rc) return rc;
+  HtSymbolizer *sy = (flags & HT_SYM_NOSYMBOLS) ? NULL : ht_symbolizer_new(flags);
+  HtMap live;
+  if ((!sy && !(flags & HT_SYM_NOSYMBOLS)) || ht_map_init(&live, 1024)) {
+    ht_reader_close(r);
+    ht_symbolizer_destroy(sy);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return HEAPTAPE_E_NOMEM;
+  }
+  sym_scan(r, sy, sum, &live);
+  ht_map_free(&live);
+  const HtReadStats *st = ht_reader_stats(r);
+  uint64_t keep = st->file_bytes - st->truncated_bytes;
+  sum->truncated = !st->has_trailer || st->truncated_bytes;
+  uint32_t pid = ht_reader_header(r)->pid;
+  if (!sy) { ht_reader_close(r); sum->seconds = sym_now() - t0; return 0; }
+
+  int had = 0;
+  size_t n = 0;
+  uint64_t *ips = sym_collect(r, &n, &had);
+  ht_reader_close(r);                 /* unmapped before the file changes */
+  HtDict *d = ips ? ht_dict_new() : NULL;
+  if (!d) {
+    free(ips);
+    ht_symbolizer_destroy(sy);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return HEAPTAPE_E_NOMEM;
+  }
+  /* A second pass over a tape adds only what the first one lacked, under a
+  ** dictionary id of its own so that string ids never collide. */
+  ht_dict_set_id(d, had ? SYM_DICT_ID + 1 + (uint32_t)(time(NULL) & 0xffff) : SYM_DICT_ID);
+  sum->addrs = n;
+  double t1 = sym_now();
+  rc = sym_build(sy, ips, n, d, sum);
+  sum->sym_seconds = sym_now() - t1;
+  free(ips);
+  ht_symbolizer_destroy(sy);
+  if (rc) snprintf(err, errlen, "%s: out of memory while symbolising", path);
+  else if (n) rc = sym_append(path, d, pid, keep, sum, err, errlen);
+  ht_dict_destroy(d);
+  sum->seconds = sym_now() - t0;
+  return rc;
+}
+
+/* Symbolise a tape in place with default flags. */
+int ht_symbolize_tape(const char *path, char *err, size_t errlen)
+{
+  return ht_symbolize_run(path, 0, NULL, err, errlen);
+}
