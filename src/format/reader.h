@@ -84,6 +84,10 @@ int ht_reader_open(HtReader **r, const char *path, char *err, size_t errlen) HT_
 /* The same over bytes in memory; the buffer must outlive the reader. */
 int ht_reader_open_mem(HtReader **r, const void *data, size_t len, char *err,
                        size_t errlen) HT_HIDDEN;
+/* Fuzzing: like ht_reader_open_mem, but packet and header checksums are
+** trusted, so mutated inputs reach the decoder. */
+int ht_reader_open_mem_nocrc(HtReader **r, const void *data, size_t len,
+                             char *err, size_t errlen) HT_HIDDEN;
 void ht_reader_close(HtReader *r) HT_HIDDEN;
 
 /* Next event in global order: 1 delivered, 0 at the end. Damage inside a

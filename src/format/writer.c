@@ -316,7 +316,7 @@ int ht_dict_loc(HtDict *d, uint64_t id, unsigned lkind, uint64_t name,
 static size_t dict_reclen(const uint8_t *p, const uint8_t *end)
 {
   const uint8_t *q = p + 1;
-  uint64_t a, n;
+  uint64_t a = 0, n = 0;
   switch (*p) {
   case HT_D_STR:
     ht_ruleb128(&q, end, &a); ht_ruleb128(&q, end, &n); q += n; break;

@@ -1,0 +1,989 @@
+/* heaptape -- the tape reader: scan and validate packets, load dictionaries,
+** then merge every thread's events into global sequence order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "reader.h"
+#include "../base/map.h"
+#include "../../include/heaptape.h"
+
+/* -- Types ---------------------------------------------------------------- */
+
+typedef struct PacketRef {
+  uint64_t off;              /* file offset of the packet header */
+  uint32_t blen;             /* stored body bytes */
+  uint32_t rawlen;           /* body bytes after decompression */
+  uint32_t flags;            /* HT_PF_* */
+  uint32_t pid, tid;         /* stream */
+  uint64_t seq0, seq1;       /* sequence range */
+  uint64_t ts0;              /* timestamp at packet start */
+  uint32_t nev;              /* events announced */
+} PacketRef;
+
+typedef struct ThreadState {
+  uint32_t pid, tid;         /* stream identity */
+  uint32_t *local;           /* local stack id - 1 -> global id */
+  uint32_t nlocal, caplocal; /* ids defined, allocated */
+} ThreadState;
+
+typedef struct Cursor {
+  const PacketRef *pk;       /* packet being decoded */
+  ThreadState *th;           /* its thread */
+  uint8_t *own;              /* decompressed body (owned), or NULL */
+  const uint8_t *p, *end;    /* decode position and end of body */
+  uint64_t seq;              /* last sequence number decoded */
+  uint64_t ts;               /* current timestamp */
+  uint64_t addr;             /* address delta base */
+  uint64_t stack;            /* stack delta base */
+  uint32_t left;             /* events announced but not yet decoded */
+  HtEvent ev;                /* next event to deliver */
+  HtSegment segs[64];        /* MODULE segments of ev */
+} Cursor;
+
+typedef struct StackNode {
+  uint64_t frame;            /* frame value */
+  uint32_t parent;           /* parent global id, 0 = root */
+} StackNode;
+
+typedef struct Module {
+  char *path;                /* file path (owned) */
+  uint64_t base;             /* load base */
+  uint64_t lo, hi;           /* address range covered by its segments */
+} Module;
+
+typedef struct SymEntry {
+  uint32_t first;            /* index of the first frame in syms */
+  uint32_t n;                /* inline frames */
+} SymEntry;
+
+struct HtReader {
+  const uint8_t *data;       /* the tape bytes */
+  size_t size;               /* bytes of data */
+  int mapped;                /* data is an mmap to unmap */
+  int nocrc;                 /* fuzzing: trust checksums */
+  HtHeader hdr;              /* parsed header */
+  char *hdr_exe, *hdr_argv, *hdr_fe; /* owned header strings */
+  HtReadStats st;            /* damage and totals */
+  PacketRef *pk;             /* EVENTS packets sorted by seq0 */
+  size_t npk, cappk;         /* packets, allocated */
+  size_t next_pk;            /* next packet to activate */
+  Cursor **heap;             /* active cursors, min-heap by ev.seq */
+  size_t nheap, capheap;     /* cursors, allocated */
+  uint64_t ts_base;          /* smallest packet ts0: time zero */
+  uint64_t ts_last;          /* last delivered timestamp (monotone) */
+  ThreadState *th;           /* streams */
+  size_t nth, capth;         /* streams, allocated */
+  HtMap thmap;               /* pid << 32 | tid -> index + 1 in th */
+  StackNode *nodes;          /* global stack nodes, index = id */
+  uint32_t nnodes, capnodes; /* nodes (node 0 unused), allocated */
+  uint32_t *nhash;           /* open-addressing table of node ids */
+  size_t nhmask;             /* slots - 1 */
+  uint32_t unknown;          /* node standing for a lost stack, 0 = none */
+  Module *mods;              /* modules seen */
+  size_t nmods, capmods;     /* modules, allocated */
+  HtMap strmap;              /* dict id << 32 | str id -> index + 1 in strs */
+  char **strs;               /* dictionary strings (owned) */
+  size_t nstrs, capstrs;     /* strings, allocated */
+  HtMap symmap;              /* address -> index + 1 in symtab */
+  SymEntry *symtab;          /* symbols */
+  size_t nsymtab, capsymtab; /* symbols, allocated */
+  HtSymbol *syms;            /* inline frames of all symbols */
+  size_t nsyms, capsyms;     /* frames, allocated */
+  HtMap locmap;              /* location id -> index + 1 in locs */
+  HtLocation *locs;          /* runtime locations */
+  size_t nlocs, caplocs;     /* locations, allocated */
+  ZSTD_DCtx *zd;             /* decompression context */
+  Cursor *pending;           /* cursor whose event was just delivered */
+  int pass;                  /* passes started (damage is counted in the first) */
+};
+
+/* Grow *arr (of *cap elements of size sz) to hold n; 0 or -1. */
+static int grow(void *arr, size_t *cap, size_t n, size_t sz)
+{
+  if (n <= *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  while (c < n) c *= 2;
+  void *p = realloc(*(void **)arr, c * sz);
+  if (!p) return -1;
+  *(void **)arr = p;
+  *cap = c;
+  return 0;
+}
+
+/* Note the first damage: its offset and a description. */
+static void reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
+{
+  if (r->st.first_error_off != UINT64_MAX) return;
+  r->st.first_error_off = off;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->st.first_error, sizeof(r->st.first_error), fmt, ap);
+  va_end(ap);
+}
+
+/* -- Header --------------------------------------------------------------- */
+
+/* Copy a header string field into owned storage. */
+static char *hdr_str(const uint8_t *p, size_t n)
+{
+  char *s = malloc(n + 1);
+  if (!s) return NULL;
+  memcpy(s, p, n);
+  s[n] = 0;
+  return s;
+}
+
+/* Parse and check the file header; returns its size or a negative code. */
+static int64_t reader_header(HtReader *r, char *err, size_t errlen)
+{
+  const uint8_t *d = r->data;
+  if (r->size < HT_MAGIC_LEN || memcmp(d, HT_MAGIC, HT_MAGIC_LEN)) {
+    snprintf(err, errlen, "not a heaptape tape (no HEAPTAPE magic)");
+    return HEAPTAPE_E_NOTTAPE;
+  }
+  if (r->size < HT_HEADER_FIXED) {
+    snprintf(err, errlen, "truncated: the tape ends inside its header");
+    return HEAPTAPE_E_TRUNCATED;
+  }
+  uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
+  if (ver > HT_VERSION || ver == 0) {
+    snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads version %d)",
+             ver, HT_VERSION);
+    return HEAPTAPE_E_VERSION;
+  }
+  uint32_t len = ht_ru32(d + 12);
+  if ((uint64_t)HT_HEADER_FIXED + len + 4 > r->size) {
+    snprintf(err, errlen, "truncated: the tape ends inside its header");
+    return HEAPTAPE_E_TRUNCATED;
+  }
+  size_t hend = HT_HEADER_FIXED + len;
+  if (!r->nocrc && crc32(0, d, (uInt)hend) != ht_ru32(d + hend)) {
+    snprintf(err, errlen, "corrupt header at byte 0 (checksum mismatch)");
+    return HEAPTAPE_E_CORRUPT;
+  }
+  if (flags & ~HT_F_KNOWN) {
+    snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
+    return HEAPTAPE_E_VERSION;
+  }
+  HtHeader *h = &r->hdr;
+  h->version = ver;
+  h->flags = flags;
+  const uint8_t *p = d + HT_HEADER_FIXED, *end = d + hend;
+  while (p < end) {
+    uint64_t tag, n;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p)) {
+      snprintf(err, errlen, "corrupt header field at byte %zu", (size_t)(p - d));
+      return HEAPTAPE_E_CORRUPT;
+    }
+    const uint8_t *q = p, *qe = p + n;
+    uint64_t v = 0, v2 = 0;
+    switch (tag) {
+    case HT_H_PID: if (!ht_ruleb128(&q, qe, &v)) h->pid = (uint32_t)v; break;
+    case HT_H_EXE: free(r->hdr_exe); r->hdr_exe = hdr_str(p, n); break;
+    case HT_H_ARGV: free(r->hdr_argv); r->hdr_argv = hdr_str(p, n); h->argv_len = n; break;
+    case HT_H_CLOCK:
+      if (!ht_ruleb128(&q, qe, &v) && !ht_ruleb128(&q, qe, &v2)) {
+        h->clock = (uint32_t)v; h->clock_res = v2;
+      }
+      break;
+    case HT_H_SAMPLE: if (!ht_ruleb128(&q, qe, &v)) h->sample = v; break;
+    case HT_H_START: if (!ht_ruleb128(&q, qe, &v)) h->start_ns = v; break;
+    case HT_H_UNWIND: if (!ht_ruleb128(&q, qe, &v)) h->unwind = (uint32_t)v; break;
+    case HT_H_FRAMES: if (!ht_ruleb128(&q, qe, &v)) h->frames = (uint32_t)v; break;
+    case HT_H_FRONTEND: free(r->hdr_fe); r->hdr_fe = hdr_str(p, n); break;
+    default: break; /* unknown fields are skipped */
+    }
+    p += n;
+  }
+  h->exe = r->hdr_exe ? r->hdr_exe : "";
+  h->argv = r->hdr_argv ? r->hdr_argv : "";
+  h->frontend = r->hdr_fe ? r->hdr_fe : "native";
+  return (int64_t)hend + 4;
+}
+
+/* -- Dictionary ----------------------------------------------------------- */
+
+/* String of a reference (id + 1) in dictionary dict, or NULL. */
+static const char *dict_ref(HtReader *r, uint32_t dict, uint64_t ref)
+{
+  if (!ref || ref > UINT32_MAX) return NULL;
+  uint64_t *i = ht_map_get(&r->strmap, (uint64_t)dict << 32 | (ref - 1));
+  return i ? r->strs[*i - 1] : NULL;
+}
+
+/* Load the records of one DICT body; returns 0, or -1 when it is malformed. */
+static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8_t *end)
+{
+  while (p < end) {
+    uint8_t t = *p++;
+    uint64_t a, n, v[5];
+    switch (t) {
+    case HT_D_STR: {
+      if (ht_ruleb128(&p, end, &a) || ht_ruleb128(&p, end, &n) ||
+          n > (uint64_t)(end - p) || a >= UINT32_MAX) return -1;
+      if (grow(&r->strs, &r->capstrs, r->nstrs + 1, sizeof(char *))) return -1;
+      char *s = hdr_str(p, n);
+      if (!s) return -1;
+      uint64_t key = (uint64_t)dict << 32 | a, *old = ht_map_get(&r->strmap, key);
+      if (old) { free(r->strs[*old - 1]); r->strs[*old - 1] = s; }
+      else {
+        r->strs[r->nstrs++] = s;
+        if (ht_map_put(&r->strmap, key, r->nstrs)) return -1;
+      }
+      p += n;
+      break;
+    }
+    case HT_D_SYM: {
+      if (ht_ruleb128(&p, end, &a) || ht_ruleb128(&p, end, &n) || n > 4096) return -1;
+      if (grow(&r->syms, &r->capsyms, r->nsyms + n, sizeof(HtSymbol)) ||
+          grow(&r->symtab, &r->capsymtab, r->nsymtab + 1, sizeof(SymEntry))) return -1;
+      SymEntry *e = &r->symtab[r->nsymtab];
+      e->first = (uint32_t)r->nsyms;
+      e->n = (uint32_t)n;
+      for (uint64_t i = 0; i < n; i++) {
+        if (ht_ruleb128(&p, end, &v[0]) || ht_ruleb128(&p, end, &v[1]) ||
+            ht_ruleb128(&p, end, &v[2])) return -1;
+        HtSymbol *s = &r->syms[r->nsyms++];
+        s->func = dict_ref(r, dict, v[0]);
+        s->file = dict_ref(r, dict, v[1]);
+        s->line = v[2] > UINT32_MAX ? 0 : (uint32_t)v[2];
+      }
+      r->nsymtab++;
+      if (ht_map_put(&r->symmap, a, r->nsymtab)) return -1;
+      break;
+    }
+    case HT_D_LOC: {
+      if (ht_ruleb128(&p, end, &a) || p >= end) return -1;
+      unsigned kind = *p++;
+      for (int i = 0; i < 4; i++) if (ht_ruleb128(&p, end, &v[i])) return -1;
+      if (grow(&r->locs, &r->caplocs, r->nlocs + 1, sizeof(HtLocation))) return -1;
+      HtLocation *l = &r->locs[r->nlocs++];
+      l->kind = kind;
+      l->name = dict_ref(r, dict, v[0]);
+      l->file = dict_ref(r, dict, v[1]);
+      l->line = v[2];
+      l->aux = v[3];
+      if (ht_map_put(&r->locmap, a, r->nlocs)) return -1;
+      break;
+    }
+    case HT_D_EXT:
+      if (ht_ruleb128(&p, end, &a) || ht_ruleb128(&p, end, &n) ||
+          n > (uint64_t)(end - p)) return -1;
+      p += n;
+      break;
+    default:
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* -- Scan ----------------------------------------------------------------- */
+
+/* Body of a packet, decompressed into *own when needed; NULL if damaged. */
+static const uint8_t *packet_body(HtReader *r, const uint8_t *b, uint32_t blen,
+                                  uint32_t rawlen, uint32_t flags, uint8_t **own)
+{
+  *own = NULL;
+  if (!(flags & HT_PF_ZSTD)) return rawlen == blen ? b : NULL;
+  if (rawlen > HT_PACKET_MAX) return NULL;
+  uint8_t *buf = malloc(rawlen ? rawlen : 1);
+  if (!buf) return NULL;
+  size_t n = ZSTD_decompressDCtx(r->zd, buf, rawlen, b, blen);
+  if (ZSTD_isError(n) || n != rawlen) { free(buf); return NULL; }
+  *own = buf;
+  return buf;
+}
+
+/* Validate the packet at off; returns its total size or 0 if it is not one. */
+static uint64_t packet_check(HtReader *r, uint64_t off)
+{
+  const uint8_t *h = r->data + off;
+  if (r->size - off < HT_PHEAD_SIZE || memcmp(h, HT_PMAGIC, 4)) return 0;
+  uint32_t blen = ht_ru32(h + 8), rawlen = ht_ru32(h + 12);
+  if (blen > HT_PACKET_MAX || rawlen > HT_PACKET_MAX) return 0;
+  if (r->size - off - HT_PHEAD_SIZE < blen) return 0;
+  if (!r->nocrc) {
+    uLong crc = crc32(0, h, HT_PHEAD_SIZE - 4);
+    crc = crc32(crc, h + HT_PHEAD_SIZE, blen);
+    if ((uint32_t)crc != ht_ru32(h + HT_PHEAD_SIZE - 4)) return 0;
+  }
+  return HT_PHEAD_SIZE + (uint64_t)blen;
+}
+
+/* Offset of the next valid packet after off, or size if none. */
+static uint64_t packet_resync(HtReader *r, uint64_t off)
+{
+  for (uint64_t o = off + 1; o + HT_PHEAD_SIZE <= r->size; o++) {
+    const uint8_t *q = memchr(r->data + o, 'H', r->size - o);
+    if (!q) break;
+    o = (uint64_t)(q - r->data);
+    if (packet_check(r, o)) return o;
+  }
+  return r->size;
+}
+
+/* Parse a TRAILER body. */
+static void reader_trailer(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  r->st.has_trailer = 1;
+  while (p < end) {
+    uint64_t tag, n, v;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p))
+      return;
+    const uint8_t *q = p;
+    if (!ht_ruleb128(&q, p + n, &v)) {
+      if (tag == HT_T_EVENTS) r->st.trailer_events = v;
+      else if (tag == HT_T_LOST) r->st.lost += v;
+      else if (tag == HT_T_END) r->st.end_ns = v;
+      else if (tag == HT_T_STATUS) r->st.trailer_status = v;
+    }
+    p += n;
+  }
+}
+
+/* Sort EVENTS packets by first sequence number, then file order. */
+static int packet_cmp(const void *a, const void *b)
+{
+  const PacketRef *x = a, *y = b;
+  if (x->seq0 != y->seq0) return x->seq0 < y->seq0 ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Index every packet, load dictionaries and the trailer. */
+static int reader_scan(HtReader *r, uint64_t off)
+{
+  uint64_t end_ts = 0;
+  int have_ts = 0;
+  while (off < r->size) {
+    uint64_t n = packet_check(r, off);
+    if (!n) {
+      uint64_t next = packet_resync(r, off);
+      if (next >= r->size) {
+        r->st.truncated_bytes = r->size - off;
+        reader_damage(r, off, "truncated: %llu bytes after the last whole packet",
+                      (unsigned long long)(r->size - off));
+        break;
+      }
+      r->st.damaged++;
+      r->st.damaged_bytes += next - off;
+      reader_damage(r, off, "damaged packet at byte %llu (bad header or checksum)",
+                    (unsigned long long)off);
+      off = next;
+      continue;
+    }
+    const uint8_t *h = r->data + off;
+    unsigned kind = h[4], flags = h[5];
+    PacketRef pr = {
+      .off = off, .blen = ht_ru32(h + 8), .rawlen = ht_ru32(h + 12), .flags = flags,
+      .pid = ht_ru32(h + 16), .tid = ht_ru32(h + 20), .seq0 = ht_ru64(h + 24),
+      .seq1 = ht_ru64(h + 32), .ts0 = ht_ru64(h + 40), .nev = ht_ru32(h + 48),
+    };
+    if (flags & ~HT_PF_KNOWN) {
+      r->st.damaged++;
+      r->st.damaged_bytes += n;
+      reader_damage(r, off, "packet at byte %llu has unknown flags 0x%x",
+                    (unsigned long long)off, flags);
+      off += n;
+      continue;
+    }
+    r->st.packets++;
+    if (kind == HT_P_EVENTS) {
+      if (r->hdr.pid && pr.pid != r->hdr.pid) { r->st.foreign++; off += n; continue; }
+      if (pr.seq1 < pr.seq0 || (pr.nev && pr.seq1 - pr.seq0 + 1 < pr.nev)) {
+        r->st.damaged++;
+        r->st.damaged_bytes += n;
+        reader_damage(r, off, "packet at byte %llu has an impossible sequence range",
+                      (unsigned long long)off);
+        off += n;
+        continue;
+      }
+      if (grow(&r->pk, &r->cappk, r->npk + 1, sizeof(PacketRef))) return HEAPTAPE_E_NOMEM;
+      r->pk[r->npk++] = pr;
+      r->st.event_packets++;
+      r->st.events += pr.nev;
+      if (!have_ts || pr.ts0 < r->ts_base) r->ts_base = pr.ts0;
+      if (pr.ts0 > end_ts) end_ts = pr.ts0;
+      have_ts = 1;
+    } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
+      uint8_t *own;
+      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      int bad = !b;
+      if (b && kind == HT_P_DICT) bad = reader_dict(r, pr.tid, b, b + pr.rawlen) != 0;
+      else if (b) reader_trailer(r, b, b + pr.rawlen);
+      free(own);
+      if (bad) {
+        r->st.damaged++;
+        reader_damage(r, off, "damaged %s packet at byte %llu",
+                      kind == HT_P_DICT ? "dictionary" : "trailer",
+                      (unsigned long long)off);
+      }
+    }
+    off += n;
+  }
+  qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
+  if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
+  else r->st.end_ns = end_ts - r->ts_base;
+  return 0;
+}
+
+/* -- Stacks --------------------------------------------------------------- */
+
+/* Hash of a (parent, frame) pair. */
+static size_t node_hash(uint32_t parent, uint64_t frame)
+{
+  return (size_t)ht_hash64(frame * 31 + parent);
+}
+
+/* Global id of (parent, frame), created if new; 0 when out of memory. */
+static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame)
+{
+  if ((size_t)(r->nnodes + 1) * 2 > r->nhmask + 1) {
+    size_t n = (r->nhmask + 1) * 2;
+    uint32_t *t = calloc(n, sizeof(uint32_t));
+    if (!t) return 0;
+    for (uint32_t i = 1; i < r->nnodes; i++) {
+      size_t j = node_hash(r->nodes[i].parent, r->nodes[i].frame) & (n - 1);
+      while (t[j]) j = (j + 1) & (n - 1);
+      t[j] = i;
+    }
+    free(r->nhash);
+    r->nhash = t;
+    r->nhmask = n - 1;
+  }
+  size_t j = node_hash(parent, frame) & r->nhmask;
+  for (; r->nhash[j]; j = (j + 1) & r->nhmask) {
+    StackNode *s = &r->nodes[r->nhash[j]];
+    if (s->frame == frame && s->parent == parent) return r->nhash[j];
+  }
+  size_t cap = r->capnodes;
+  if (r->nnodes >= UINT32_MAX - 1 ||
+      grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
+  r->capnodes = (uint32_t)cap;
+  uint32_t id = r->nnodes++;
+  r->nodes[id].frame = frame;
+  r->nodes[id].parent = parent;
+  r->nhash[j] = id;
+  return id;
+}
+
+/* Global id for a thread-local stack id; lost ids map to an "unknown" node. */
+static uint32_t stack_global(HtReader *r, ThreadState *t, uint64_t local)
+{
+  if (local == 0) return 0;
+  if (local <= t->nlocal) return t->local[local - 1];
+  if (!r->unknown) r->unknown = node_intern(r, 0, 0);
+  return r->unknown;
+}
+
+/* Stream state of (pid, tid), created on first use. */
+static ThreadState *thread_get(HtReader *r, uint32_t pid, uint32_t tid)
+{
+  uint64_t key = (uint64_t)pid << 32 | tid, *i = ht_map_get(&r->thmap, key);
+  if (i) return &r->th[*i - 1];
+  if (grow(&r->th, &r->capth, r->nth + 1, sizeof(ThreadState))) return NULL;
+  ThreadState *t = &r->th[r->nth++];
+  memset(t, 0, sizeof(*t));
+  t->pid = pid;
+  t->tid = tid;
+  if (ht_map_put(&r->thmap, key, r->nth)) { r->nth--; return NULL; }
+  return t;
+}
+
+/* -- Decoding ------------------------------------------------------------- */
+
+#define NEED(x) do { if (!(x)) goto bad; } while (0)
+#define ULEB(v) NEED(!ht_ruleb128(&c->p, c->end, &(v)))
+
+/* Weight of an allocation without an explicit one. */
+static uint64_t implied_weight(const HtReader *r, uint64_t size)
+{
+  double t = (double)r->hdr.sample;
+  if (t <= 0) return size;
+  if (size == 0) return (uint64_t)t;
+  double w = (double)size / -expm1(-(double)size / t);
+  return w > 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
+}
+
+/* Decode one record: 1 an event (in c->ev), 0 another record, -1 end of
+** packet or damage (the rest of the packet is dropped). */
+static int cursor_record(HtReader *r, Cursor *c)
+{
+  ThreadState *t = c->th;
+  HtEvent *ev = &c->ev;
+  if (c->p >= c->end) return -1;
+  {
+    const uint8_t *rec = c->p;
+    unsigned head = *c->p++, type = HT_HEAD_TYPE(head);
+    uint64_t gap = 0, v, n;
+    if (type < 32 && ((1u << type) & HT_R_SEQ_MASK)) {
+      if (head & HT_HEAD_X) ULEB(gap);
+      NEED(c->left > 0);
+      uint64_t seq = c->seq + 1 + gap;
+      NEED(seq > c->seq && seq <= c->pk->seq1);
+      c->seq = seq;
+      c->left--;
+      memset(ev, 0, sizeof(*ev));
+      ev->seq = seq;
+      ev->pid = c->pk->pid;
+      ev->tid = c->pk->tid;
+      ev->ts = c->ts;
+    }
+    switch (type) {
+    case HT_R_ALLOC: {
+      unsigned kind = 0;
+      if (head & HT_RF_KIND) { NEED(c->p < c->end); kind = *c->p++; }
+      NEED(!(kind & ~HT_K_KNOWN));
+      uint64_t size, a, s;
+      ULEB(size); ULEB(a); ULEB(s);
+      c->addr += (uint64_t)ht_unzigzag(a);
+      c->stack += (uint64_t)ht_unzigzag(s);
+      ev->type = HT_EV_ALLOC;
+      ev->kind = (uint8_t)kind;
+      ev->size = size;
+      ev->addr = c->addr;
+      if (HT_K_HAS_ALIGN(kind)) ULEB(ev->align);
+      if (head & HT_RF_WEIGHT) ULEB(ev->weight);
+      else ev->weight = implied_weight(r, size);
+      ev->stack = stack_global(r, t, c->stack);
+      return 1;
+    }
+    case HT_R_FREE: {
+      unsigned kind = 0;
+      if (head & HT_RF_KIND) { NEED(c->p < c->end); kind = *c->p++; }
+      NEED(!(kind & ~HT_K_KNOWN));
+      uint64_t a;
+      ULEB(a);
+      c->addr += (uint64_t)ht_unzigzag(a);
+      ev->type = HT_EV_FREE;
+      ev->kind = (uint8_t)kind;
+      ev->addr = c->addr;
+      if (HT_K_HAS_SIZE(kind)) ULEB(ev->size);
+      return 1;
+    }
+    case HT_R_STACK: {
+      uint64_t parent;
+      ULEB(parent); ULEB(n);
+      NEED(n <= 4096 && parent <= t->nlocal);
+      NEED((uint64_t)t->nlocal + n < (1u << 26)); /* bounded per stream */
+      size_t cap = t->caplocal;
+      NEED(!grow(&t->local, &cap, t->nlocal + n, sizeof(uint32_t)));
+      t->caplocal = (uint32_t)cap;
+      uint32_t g = parent ? t->local[parent - 1] : 0;
+      uint64_t prev = g ? r->nodes[g].frame : 0;
+      for (uint64_t i = 0; i < n; i++) {
+        ULEB(v);
+        prev += (uint64_t)ht_unzigzag(v);
+        g = node_intern(r, g, prev);
+        NEED(g);
+        t->local[t->nlocal++] = g;
+      }
+      break;
+    }
+    case HT_R_TIME:
+      ULEB(v);
+      c->ts += v;
+      break;
+    case HT_R_THREAD:
+    case HT_R_MARK:
+      ULEB(n);
+      NEED(n <= (uint64_t)(c->end - c->p));
+      ev->type = type == HT_R_THREAD ? HT_EV_THREAD : HT_EV_MARK;
+      ev->str = (const char *)c->p;
+      ev->len = n;
+      c->p += n;
+      return 1;
+    case HT_R_MODULE: {
+      ULEB(n);
+      NEED(n <= (uint64_t)(c->end - c->p));
+      ev->type = (head & HT_RF_UNLOAD) ? HT_EV_UNLOAD : HT_EV_MODULE;
+      ev->str = (const char *)c->p;
+      ev->len = n;
+      c->p += n;
+      ULEB(ev->addr);
+      ULEB(n);
+      NEED(n <= (uint64_t)(c->end - c->p));
+      ev->build_id = c->p;
+      ev->build_id_len = n;
+      c->p += n;
+      ULEB(n);
+      NEED(n <= HT_COUNTOF(c->segs));
+      for (uint64_t i = 0; i < n; i++) {
+        ULEB(c->segs[i].vaddr); ULEB(c->segs[i].memsz); ULEB(v);
+        c->segs[i].prot = (uint32_t)v;
+      }
+      ev->segs = c->segs;
+      ev->nseg = n;
+      return 1;
+    }
+    case HT_R_RSS:
+    case HT_R_LOST:
+      ULEB(v);
+      ev->type = type == HT_R_RSS ? HT_EV_RSS : HT_EV_LOST;
+      ev->size = v;
+      if (type == HT_R_LOST && r->pass == 1) r->st.lost += v;
+      return 1;
+    case HT_R_RESET:
+      t->nlocal = 0;
+      c->stack = 0;
+      break;
+    case HT_R_EXT:
+      ULEB(v); ULEB(n);
+      NEED(n <= (uint64_t)(c->end - c->p));
+      c->p += n;
+      break;
+    default:
+      c->p = rec;
+      goto bad;
+    }
+  }
+  return 0;
+bad:
+  if (r->pass == 1) {
+    r->st.damaged++;
+    r->st.damaged_bytes += (uint64_t)(c->end - c->p);
+    reader_damage(r, c->pk->off, "corrupt record in packet at byte %llu (thread %u)",
+                  (unsigned long long)c->pk->off, c->pk->tid);
+  }
+  c->p = c->end;
+  return -1;
+}
+
+/* Decode the next event, then every record up to the following event, so a
+** thread's stack definitions are applied in its own order even when its next
+** packet is opened before this event is delivered. 1 found, 0 end. */
+static int cursor_decode(HtReader *r, Cursor *c)
+{
+  int rc;
+  while ((rc = cursor_record(r, c)) == 0) {}
+  if (rc < 0) return 0;
+  while (c->p < c->end && !((1u << HT_HEAD_TYPE(*c->p)) & HT_R_SEQ_MASK))
+    if (cursor_record(r, c) < 0) break;
+  return 1;
+}
+
+#undef ULEB
+#undef NEED
+
+/* Record a module so addresses can be attributed to it. */
+static void reader_module(HtReader *r, const HtEvent *ev)
+{
+  if (ev->type == HT_EV_UNLOAD) return; /* keep it: stacks may still refer to it */
+  if (grow(&r->mods, &r->capmods, r->nmods + 1, sizeof(Module))) return;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < ev->nseg; i++) {
+    uint64_t a = ev->addr + ev->segs[i].vaddr;
+    if (a < lo) lo = a;
+    if (a + ev->segs[i].memsz > hi) hi = a + ev->segs[i].memsz;
+  }
+  if (!ev->nseg) lo = hi = ev->addr;
+  for (size_t i = 0; i < r->nmods; i++)
+    if (r->mods[i].base == ev->addr && r->mods[i].lo == lo) return;
+  char *path = hdr_str((const uint8_t *)ev->str, ev->len);
+  if (!path) return;
+  r->mods[r->nmods++] = (Module){path, ev->addr, lo, hi};
+}
+
+/* -- Merge ---------------------------------------------------------------- */
+
+/* Restore the heap property upward from i. */
+static void heap_up(HtReader *r, size_t i)
+{
+  Cursor **h = r->heap;
+  while (i) {
+    size_t p = (i - 1) / 2;
+    if (h[p]->ev.seq <= h[i]->ev.seq) break;
+    Cursor *t = h[p]; h[p] = h[i]; h[i] = t;
+    i = p;
+  }
+}
+
+/* Restore the heap property downward from i. */
+static void heap_down(HtReader *r, size_t i)
+{
+  Cursor **h = r->heap;
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    if (l < r->nheap && h[l]->ev.seq < h[m]->ev.seq) m = l;
+    if (l + 1 < r->nheap && h[l + 1]->ev.seq < h[m]->ev.seq) m = l + 1;
+    if (m == i) break;
+    Cursor *t = h[m]; h[m] = h[i]; h[i] = t;
+    i = m;
+  }
+}
+
+/* Free a cursor and its buffer. */
+static void cursor_free(Cursor *c)
+{
+  if (!c) return;
+  free(c->own);
+  free(c);
+}
+
+/* Open the next packet into a cursor on the heap (or drop it if empty). */
+static int reader_activate(HtReader *r)
+{
+  const PacketRef *pk = &r->pk[r->next_pk++];
+  Cursor *c = calloc(1, sizeof(*c));
+  if (!c) return HEAPTAPE_E_NOMEM;
+  c->pk = pk;
+  c->th = thread_get(r, pk->pid, pk->tid);
+  const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+                                 pk->rawlen, pk->flags, &c->own);
+  if (!c->th || !b) {
+    if (c->th && r->pass == 1) {
+      r->st.damaged++;
+      r->st.damaged_bytes += pk->blen;
+      reader_damage(r, pk->off, "packet at byte %llu does not decompress",
+                    (unsigned long long)pk->off);
+    }
+    int rc = c->th ? 0 : HEAPTAPE_E_NOMEM;
+    cursor_free(c);
+    return rc;
+  }
+  c->p = b;
+  c->end = b + pk->rawlen;
+  c->seq = pk->seq0 - 1;
+  c->ts = pk->ts0 >= r->ts_base ? pk->ts0 - r->ts_base : 0;
+  c->left = pk->nev;
+  if (!cursor_decode(r, c)) { cursor_free(c); return 0; }
+  if (grow(&r->heap, &r->capheap, r->nheap + 1, sizeof(Cursor *))) {
+    cursor_free(c);
+    return HEAPTAPE_E_NOMEM;
+  }
+  r->heap[r->nheap++] = c;
+  heap_up(r, r->nheap - 1);
+  return 0;
+}
+
+/* Next event in global order: 1 delivered, 0 at the end. The event's
+** pointers stay valid until the next call. */
+int ht_reader_next(HtReader *r, HtEvent *ev)
+{
+  if (r->pass == 0) r->pass = 1;
+  Cursor *c = r->pending;
+  if (c) {
+    r->pending = NULL;
+    if (cursor_decode(r, c)) heap_down(r, 0);
+    else {
+      r->heap[0] = r->heap[--r->nheap];
+      if (r->nheap) heap_down(r, 0);
+      cursor_free(c);
+    }
+  }
+  while (r->next_pk < r->npk &&
+         (!r->nheap || r->pk[r->next_pk].seq0 <= r->heap[0]->ev.seq)) {
+    int rc = reader_activate(r);
+    if (rc) return rc;
+  }
+  if (!r->nheap) {
+    if (r->st.end_ns < r->ts_last) r->st.end_ns = r->ts_last;
+    return 0;
+  }
+  c = r->heap[0];
+  *ev = c->ev;
+  if (ev->ts < r->ts_last) ev->ts = r->ts_last;
+  r->ts_last = ev->ts;
+  if (ev->type == HT_EV_MODULE) reader_module(r, ev);
+  r->pending = c;
+  return 1;
+}
+
+/* Rewind to the first event; stack ids stay the same. */
+int ht_reader_rewind(HtReader *r)
+{
+  for (size_t i = 0; i < r->nheap; i++) cursor_free(r->heap[i]);
+  r->nheap = 0;
+  r->pending = NULL;
+  r->next_pk = 0;
+  r->ts_last = 0;
+  for (size_t i = 0; i < r->nth; i++) r->th[i].nlocal = 0;
+  r->pass++;
+  return 0;
+}
+
+/* -- Open and close ------------------------------------------------------- */
+
+/* Common part of opening: header, scan. */
+static int reader_init(HtReader *r, char *err, size_t errlen)
+{
+  r->st.file_bytes = r->size;
+  r->st.first_error_off = UINT64_MAX;
+  r->st.trailer_status = UINT64_MAX;
+  r->nodes = calloc(16, sizeof(StackNode));
+  r->capnodes = 16;
+  r->nnodes = 1; /* id 0 is the empty stack */
+  r->nhash = calloc(16, sizeof(uint32_t));
+  r->nhmask = 15;
+  r->zd = ZSTD_createDCtx();
+  if (!r->nodes || !r->nhash || !r->zd) {
+    snprintf(err, errlen, "out of memory");
+    return HEAPTAPE_E_NOMEM;
+  }
+  int64_t h = reader_header(r, err, errlen);
+  if (h < 0) return (int)h;
+  int rc = reader_scan(r, (uint64_t)h);
+  if (rc) snprintf(err, errlen, "out of memory");
+  return rc;
+}
+
+/* Open a tape held in memory. */
+static int reader_open_mem(HtReader **out, const void *data, size_t len,
+                           int nocrc, char *err, size_t errlen)
+{
+  *out = NULL;
+  HtReader *r = calloc(1, sizeof(*r));
+  if (!r) { snprintf(err, errlen, "out of memory"); return HEAPTAPE_E_NOMEM; }
+  r->data = data;
+  r->size = len;
+  r->nocrc = nocrc;
+  int rc = reader_init(r, err, errlen);
+  if (rc) { ht_reader_close(r); return rc; }
+  *out = r;
+  return 0;
+}
+
+/* Open a tape held in memory; the buffer must outlive the reader. */
+int ht_reader_open_mem(HtReader **r, const void *data, size_t len, char *err,
+                       size_t errlen)
+{
+  return reader_open_mem(r, data, len, 0, err, errlen);
+}
+
+/* Fuzzing entry: like ht_reader_open_mem but checksums are not verified. */
+int ht_reader_open_mem_nocrc(HtReader **r, const void *data, size_t len,
+                             char *err, size_t errlen)
+{
+  return reader_open_mem(r, data, len, 1, err, errlen);
+}
+
+/* Open a tape file by mapping it. */
+int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
+{
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    snprintf(err, errlen, "%s", strerror(e));
+    return e == ENOENT ? HEAPTAPE_E_NOENT : HEAPTAPE_E_IO;
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    snprintf(err, errlen, "not a regular file");
+    return HEAPTAPE_E_IO;
+  }
+  if (sb.st_size == 0) {
+    close(fd);
+    snprintf(err, errlen, "empty file, not a heaptape tape");
+    return HEAPTAPE_E_NOTTAPE;
+  }
+  void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    snprintf(err, errlen, "cannot map: %s", strerror(errno));
+    return HEAPTAPE_E_IO;
+  }
+  int rc = reader_open_mem(out, m, (size_t)sb.st_size, 0, err, errlen);
+  if (rc) munmap(m, (size_t)sb.st_size);
+  else (*out)->mapped = 1;
+  return rc;
+}
+
+/* Release the reader and everything it owns. */
+void ht_reader_close(HtReader *r)
+{
+  if (!r) return;
+  for (size_t i = 0; i < r->nheap; i++) cursor_free(r->heap[i]);
+  free(r->heap);
+  for (size_t i = 0; i < r->nth; i++) free(r->th[i].local);
+  free(r->th);
+  ht_map_free(&r->thmap);
+  free(r->nodes);
+  free(r->nhash);
+  for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
+  free(r->mods);
+  for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i]);
+  free(r->strs);
+  ht_map_free(&r->strmap);
+  free(r->symtab);
+  free(r->syms);
+  ht_map_free(&r->symmap);
+  free(r->locs);
+  ht_map_free(&r->locmap);
+  free(r->pk);
+  free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);
+  ZSTD_freeDCtx(r->zd);
+  if (r->mapped) munmap((void *)r->data, r->size);
+  free(r);
+}
+
+const HtHeader *ht_reader_header(const HtReader *r) { return &r->hdr; }
+const HtReadStats *ht_reader_stats(const HtReader *r) { return &r->st; }
+
+/* -- Queries -------------------------------------------------------------- */
+
+/* Frame value of a stack node. */
+uint64_t ht_reader_stack_frame(const HtReader *r, uint32_t stack)
+{
+  return stack && stack < r->nnodes ? r->nodes[stack].frame : 0;
+}
+
+/* Parent node of a stack node. */
+uint32_t ht_reader_stack_parent(const HtReader *r, uint32_t stack)
+{
+  return stack && stack < r->nnodes ? r->nodes[stack].parent : 0;
+}
+
+/* Frames of a stack, innermost first. */
+size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
+                              size_t max)
+{
+  size_t n = 0;
+  for (; stack && stack < r->nnodes && n < max; stack = r->nodes[stack].parent)
+    out[n++] = r->nodes[stack].frame;
+  return n;
+}
+
+/* Highest stack node id. */
+uint32_t ht_reader_stack_count(const HtReader *r) { return r->nnodes - 1; }
+
+/* Inline chain of a native address. */
+size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out)
+{
+  uint64_t *i = ht_map_get(&r->symmap, ip);
+  if (!i) { *out = NULL; return 0; }
+  const SymEntry *e = &r->symtab[*i - 1];
+  *out = &r->syms[e->first];
+  return e->n;
+}
+
+/* Runtime location by id. */
+const HtLocation *ht_reader_location(const HtReader *r, uint64_t id)
+{
+  uint64_t *i = ht_map_get(&r->locmap, id);
+  return i ? &r->locs[*i - 1] : NULL;
+}
+
+/* Module containing ip, or NULL (the most recent load wins). */
+const char *ht_reader_module(const HtReader *r, uint64_t ip, uint64_t *base)
+{
+  for (size_t i = r->nmods; i-- > 0;) {
+    const Module *m = &r->mods[i];
+    if (ip >= m->lo && ip < m->hi) {
+      if (base) *base = m->base;
+      return m->path;
+    }
+  }
+  return NULL;
+}
