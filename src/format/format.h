@@ -19,7 +19,7 @@
 **              | reset | lost | ext
 ** alloc       := head(ALLOC)  gap? kind? size addr sref align? weight?
 ** free        := head(FREE)   gap? kind? addr size?
-** stack       := head(STACK)  parent:uleb n:uleb frame{n}
+** stack       := head(STACK)  first:uleb parent:uleb n:uleb frame{n}
 ** time        := head(TIME)   dt:uleb
 ** thread      := head(THREAD) gap? name:str
 ** mark        := head(MARK)   gap? label:str
@@ -43,11 +43,12 @@
 **           sequence number is prev + 1 + gap. Without X it is prev + 1.
 ** addr  : zigzag(addr - prev_addr), prev_addr reset to 0 at packet start
 ** sref  : zigzag(stack - prev_stack), prev_stack reset to 0 at packet start
-** frame : zigzag(value - prev_value), prev_value starts at the parent's
-**         value (0 for the root). value = ip << 1 (native) or id << 1 | 1
-**         (runtime location declared by D_LOC).
+** frame : zigzag(value - prev_value), prev_value starts at 0 in each STACK
+**         record. value = ip << 1 (native) or id << 1 | 1 (runtime
+**         location declared by D_LOC).
 ** stack ids are per (pid, tid) stream: 0 is the empty stack, a STACK record
-** defines ids next..next+n-1, each the child of the one before it.
+** defines ids first..first+n-1, the first a child of parent, each next one a
+** child of the one before it. Writers hand out ids in order from 1.
 ** Strings in DICT packets are referred to by id + 1; 0 means "none".
 */
 

@@ -572,22 +572,26 @@ static int cursor_record(HtReader *r, Cursor *c)
       return 1;
     }
     case HT_R_STACK: {
-      uint64_t parent;
-      ULEB(parent); ULEB(n);
-      NEED(n <= 4096 && parent <= t->nlocal);
-      NEED((uint64_t)t->nlocal + n < (1u << 26)); /* bounded per stream */
+      uint64_t first, parent;
+      ULEB(first); ULEB(parent); ULEB(n);
+      NEED(n <= 4096 && first >= 1 && parent < first);
+      NEED(first + n < (1u << 26)); /* ids are bounded per stream */
       size_t cap = t->caplocal;
-      NEED(!grow(&t->local, &cap, t->nlocal + n, sizeof(uint32_t)));
+      NEED(!grow(&t->local, &cap, first - 1 + n, sizeof(uint32_t)));
       t->caplocal = (uint32_t)cap;
-      uint32_t g = parent ? t->local[parent - 1] : 0;
-      uint64_t prev = g ? r->nodes[g].frame : 0;
+      uint32_t g = (uint32_t)stack_global(r, t, parent);
+      /* Ids lost with a damaged packet stand for the unknown stack. */
+      for (; t->nlocal < first - 1; t->nlocal++)
+        t->local[t->nlocal] = (uint32_t)stack_global(r, t, UINT32_MAX);
+      uint64_t prev = 0;
       for (uint64_t i = 0; i < n; i++) {
         ULEB(v);
         prev += (uint64_t)ht_unzigzag(v);
         g = node_intern(r, g, prev);
         NEED(g);
-        t->local[t->nlocal++] = g;
+        t->local[first - 1 + i] = g;
       }
+      if (first - 1 + n > t->nlocal) t->nlocal = (uint32_t)(first - 1 + n);
       break;
     }
     case HT_R_TIME:

@@ -37,16 +37,17 @@ int ht_stream_need_slow(HtStream *s, size_t n)
 
 /* -- Rare records --------------------------------------------------------- */
 
-/* Define n new stack nodes under parent, frames outermost first. */
-void ht_stream_stack(HtStream *s, uint64_t parent, uint64_t parent_value,
+/* Define stack nodes first..first+n-1 under parent, frames outermost first. */
+void ht_stream_stack(HtStream *s, uint64_t first, uint64_t parent,
                      const uint64_t *values, size_t n)
 {
-  if (ht_stream_need(s, 1 + 2 * HT_ULEB_MAX + n * HT_ULEB_MAX)) return;
+  if (ht_stream_need(s, 1 + 3 * HT_ULEB_MAX + n * HT_ULEB_MAX)) return;
   uint8_t *p = s->p;
   *p++ = HT_R_STACK;
+  p = ht_wuleb128(p, first);
   p = ht_wuleb128(p, parent);
   p = ht_wuleb128(p, n);
-  uint64_t prev = parent_value;
+  uint64_t prev = 0;
   for (size_t i = 0; i < n; i++) {
     p = ht_wuleb128(p, ht_zigzag((int64_t)(values[i] - prev)));
     prev = values[i];

@@ -105,9 +105,12 @@ HT_INLINE void ht_stream_free(HtStream *s, uint64_t seq, unsigned kind,
   s->p = p;
 }
 
-/* Define n new stack nodes under parent; frames[] outermost first, as
-** values (ip << 1 or id << 1 | 1); parent_value is the parent's value. */
-void ht_stream_stack(HtStream *s, uint64_t parent, uint64_t parent_value,
+/* Define stack nodes first..first+n-1: the first a child of parent (0 =
+** root), each next one a child of the one before; values[] outermost first
+** (ip << 1, or location id << 1 | 1). Ids of a stream are handed out in
+** order from 1; first is explicit so a reader that lost a packet never
+** renumbers the ids after it. */
+void ht_stream_stack(HtStream *s, uint64_t first, uint64_t parent,
                      const uint64_t *values, size_t n) HT_HIDDEN;
 /* Seq-bearing records with a string: THREAD or MARK. */
 void ht_stream_string(HtStream *s, unsigned type, uint64_t seq,
