@@ -38,7 +38,7 @@ int ht_stream_need_slow(HtStream *s, size_t n)
 /* -- Rare records --------------------------------------------------------- */
 
 /* Define stack nodes first..first+n-1 under parent, frames outermost first. */
-void ht_stream_stack(HtStream *s, uint64_t first, uint64_t parent,
+void ht_stream_stack_define(HtStream *s, uint64_t first, uint64_t parent,
                      const uint64_t *values, size_t n)
 {
   if (ht_stream_need(s, 1 + 3 * HT_ULEB_MAX + n * HT_ULEB_MAX)) return;

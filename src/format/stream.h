@@ -110,7 +110,7 @@ HT_INLINE void ht_stream_free(HtStream *s, uint64_t seq, unsigned kind,
 ** (ip << 1, or location id << 1 | 1). Ids of a stream are handed out in
 ** order from 1; first is explicit so a reader that lost a packet never
 ** renumbers the ids after it. */
-void ht_stream_stack(HtStream *s, uint64_t first, uint64_t parent,
+void ht_stream_stack_define(HtStream *s, uint64_t first, uint64_t parent,
                      const uint64_t *values, size_t n) HT_HIDDEN;
 /* Seq-bearing records with a string: THREAD or MARK. */
 void ht_stream_string(HtStream *s, unsigned type, uint64_t seq,
