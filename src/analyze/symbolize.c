@@ -310,19 +310,31 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
   Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
   if (ln) file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
 
-  /* Inline chain from the DWARF scopes containing addr. */
+  /* Inline chain: dwarf_getscopes gives the innermost function-like scope;
+  ** dwarf_getscopes_die then walks its concrete parents (the scopes of an
+  ** inlined instance in the first list continue with its abstract origin's,
+  ** not with its caller's). */
   size_t n = 0;
   Dwarf_Addr bias;
   Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias);
-  Dwarf_Die *scopes = NULL;
-  int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-  Dwarf_Die *prev = NULL;             /* the inlined subroutine just emitted */
-  for (int i = 0; i < ns && n < max; i++) {
+  Dwarf_Die *scopes = NULL, *chain = NULL;
+  int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, nc = 0;
+  for (int i = 0; i < ns; i++) {
     int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+      nc = dwarf_getscopes_die(&scopes[i], &chain);
+      break;
+    }
+  }
+  Dwarf_Die *prev = NULL;             /* the inlined subroutine just emitted */
+  for (int i = 0; i < nc && n < max; i++) {
+    int tag = dwarf_tag(&chain[i]);
     if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-    const char *fn = sym_die_name(s, &scopes[i]);
-    if (tag == DW_TAG_subprogram && symname &&
-        (!fn || !strchr(fn, ':')))    /* the symtab name is qualified */
+    const char *fn = sym_die_name(s, &chain[i]);
+    if (tag == DW_TAG_subprogram && symname && symname[0] == '_' &&
+        symname[1] == 'Z' && (!fn || !strchr(fn, ':')))
+      fn = sym_demangle(s, symname);  /* DWARF lacks the qualified C++ name */
+    else if (!fn && symname)
       fn = sym_demangle(s, symname);
     out[n].func = fn ? fn : "?";
     if (!prev) {
@@ -333,8 +345,9 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
     }
     n++;
     if (tag == DW_TAG_subprogram) break;
-    prev = &scopes[i];
+    prev = &chain[i];
   }
+  free(chain);
   free(scopes);
   if (n) return n;
   if (!symname) {
@@ -499,7 +512,7 @@ static int sym_build(HtSymbolizer *sy, const uint64_t *ips, size_t n, HtDict *d,
 static int sym_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
                       HtSymSummary *sum, char *err, size_t errlen)
 {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     snprintf(err, errlen, "%s: cannot append symbols: %s", path, strerror(errno));
     return HEAPTAPE_E_IO;
