@@ -69,6 +69,14 @@ static void record_usage(FILE *f)
     f);
 }
 
+/* Print the synopsis and where the options are described. */
+static void record_short_usage(void)
+{
+  fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
+        "                       [--frames N] [--follow-fork] [--follow-exec] -- PROG [ARGS...]\n"
+        "(heaptape record --help describes the options)\n", stderr);
+}
+
 /* -- Option values -------------------------------------------------------- */
 
 /* Parse a byte count with an optional K/M/G suffix into a decimal string. */
@@ -460,7 +468,7 @@ int cmd_record(int argc, char **argv)
   int c;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'o':
       if (!*optarg) { ht_cli_error("record: -o needs a file name"); return HT_EXIT_USAGE; }
@@ -496,19 +504,19 @@ int cmd_record(int argc, char **argv)
     case 'E': o.follow_exec = 1; break;
     case 'N': o.no_symbols = 1; break;
     case 'h': record_usage(stdout); return HT_EXIT_OK;
+    case ':':
+      ht_cli_error("record: option '%s' needs a value", argv[optind - 1]);
+      record_short_usage();
+      return HT_EXIT_USAGE;
     default:
-      if (optopt && optopt != '?')
-        ht_cli_error("record: option -%c %s", optopt,
-                     strchr("o", optopt) ? "needs a value" : "is unknown");
-      else
-        ht_cli_error("record: bad option '%s'", argv[optind - 1]);
-      record_usage(stderr);
+      ht_cli_error("record: unknown option '%s'", argv[optind - 1]);
+      record_short_usage();
       return HT_EXIT_USAGE;
     }
   }
   if (optind >= argc) {
     ht_cli_error("record: no program to run");
-    record_usage(stderr);
+    record_short_usage();
     return HT_EXIT_USAGE;
   }
   const char *prog = argv[optind];
