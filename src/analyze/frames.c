@@ -1,0 +1,153 @@
+/* heaptape -- frames as the reports show them: names, inline levels, and the
+** test for allocation plumbing that site attribution looks past. */
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frames.h"
+
+/* -- Levels --------------------------------------------------------------- */
+
+/* Levels of a frame, innermost first. */
+size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
+                      size_t max)
+{
+  if (!max) return 0;
+  memset(out, 0, sizeof(*out));
+  out->frame = frame;
+  if (HT_FRAME_IS_LOC(frame)) {
+    out->is_loc = 1;
+    out->ip = HT_FRAME_LOC(frame);
+    const HtLocation *l = ht_reader_location(r, out->ip);
+    if (l) {
+      out->known = 1;
+      out->lkind = l->kind;
+      out->func = l->name;
+      out->file = l->file;
+      out->line = l->line;
+      out->aux = l->aux;
+    } else {
+      out->lkind = HT_L_OTHER;
+    }
+    return 1;
+  }
+  out->ip = HT_FRAME_IP(frame);
+  uint64_t base = 0;
+  out->module = ht_reader_module(r, out->ip, &base);
+  if (out->module) out->off = out->ip - base;
+  const HtSymbol *sym;
+  size_t n = ht_reader_symbol(r, out->ip, &sym);
+  if (n == 0) return 1;
+  if (n > max) n = max;
+  for (size_t i = 0; i < n; i++) {
+    out[i] = out[0];
+    out[i].known = 1;
+    out[i].func = sym[i].func;
+    out[i].file = sym[i].file;
+    out[i].line = sym[i].line;
+    out[i].inlined = i + 1 < n;
+  }
+  return n;
+}
+
+/* -- Names ---------------------------------------------------------------- */
+
+/* "file:line", "file" or "" into buf. */
+static void frames_fileline(const HtFrameInfo *fi, char *buf, size_t len)
+{
+  if (!fi->file) snprintf(buf, len, "%s", "");
+  else if (fi->line) snprintf(buf, len, "%s:%" PRIu64, fi->file, fi->line);
+  else snprintf(buf, len, "%s", fi->file);
+}
+
+/* Display name of a level. */
+size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len)
+{
+  char fl[512];
+  int n;
+  frames_fileline(fi, fl, sizeof(fl));
+  if (fi->is_loc) {
+    if (!fi->known) {
+      n = snprintf(buf, len, "LOC %" PRIu64, fi->ip);
+    } else switch (fi->lkind) {
+    case HT_L_INTERNAL: n = snprintf(buf, len, "INTERNAL"); break;
+    case HT_L_LUA: n = snprintf(buf, len, "@%s", fl[0] ? fl : "?"); break;
+    case HT_L_CFUNC:
+      if (fi->func) n = snprintf(buf, len, "%s", fi->func);
+      else n = snprintf(buf, len, "CFUNC 0x%" PRIx64, fi->aux);
+      break;
+    case HT_L_TRACE:
+      n = snprintf(buf, len, "TRACE [%" PRIu64 "] started at %s", fi->aux,
+                   fl[0] ? fl : "?");
+      break;
+    default:
+      if (fi->func && fl[0]) n = snprintf(buf, len, "%s %s", fi->func, fl);
+      else if (fi->func || fl[0]) n = snprintf(buf, len, "%s", fi->func ? fi->func : fl);
+      else n = snprintf(buf, len, "LOC %" PRIu64, fi->ip);
+      break;
+    }
+  } else if (fi->func || fl[0]) {
+    if (fi->func && fl[0]) n = snprintf(buf, len, "%s %s", fi->func, fl);
+    else n = snprintf(buf, len, "%s", fi->func ? fi->func : fl);
+  } else if (fi->module) {
+    const char *base = strrchr(fi->module, '/');
+    n = snprintf(buf, len, "0x%" PRIx64 " (%s+0x%" PRIx64 ")", fi->ip,
+                 base ? base + 1 : fi->module, fi->off);
+  } else {
+    n = snprintf(buf, len, "0x%" PRIx64, fi->ip);
+  }
+  if (n < 0) n = 0;
+  return (size_t)n >= len ? (len ? len - 1 : 0) : (size_t)n;
+}
+
+/* -- Plumbing ------------------------------------------------------------- */
+
+/* Allocator entry points: the frames that every allocation passes through. */
+static const char *const frames_alloc_funcs[] = {
+  "malloc", "calloc", "realloc", "reallocarray", "free", "cfree",
+  "posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+  "free_sized", "free_aligned_sized", "strdup", "strndup",
+  "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free",
+  "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__strdup", "__strndup",
+};
+
+/* Whether name (possibly with a parameter list) is func or func(...). */
+static int frames_is(const char *name, const char *func)
+{
+  size_t n = strlen(func);
+  return !strncmp(name, func, n) && (name[n] == 0 || name[n] == '(');
+}
+
+/* Whether a level is plumbing. */
+int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
+                       size_t nwrappers)
+{
+  if (fi->is_loc) return 0;  /* runtimes name their own meaningful frames */
+  if (fi->module) {
+    const char *base = strrchr(fi->module, '/');
+    base = base ? base + 1 : fi->module;
+    if (!strncmp(base, "libheaptape", 11)) return 1;
+  }
+  const char *f = fi->func;
+  if (!f) return 0;
+  if (!strncmp(f, "heaptape_", 9)) return 1;
+  if (!strncmp(f, "operator new", 12) || !strncmp(f, "operator delete", 15))
+    return 1;
+  for (size_t i = 0; i < HT_COUNTOF(frames_alloc_funcs); i++)
+    if (frames_is(f, frames_alloc_funcs[i])) return 1;
+  for (size_t i = 0; i < nwrappers; i++) {
+    if (!fnmatch(wrappers[i], f, 0)) return 1;
+    /* A pattern without parameters also matches a demangled name with them. */
+    const char *paren = strchr(f, '(');
+    if (paren) {
+      char base[256];
+      size_t n = (size_t)(paren - f);
+      if (n >= sizeof(base)) n = sizeof(base) - 1;
+      memcpy(base, f, n);
+      base[n] = 0;
+      if (!fnmatch(wrappers[i], base, 0)) return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+/* heaptape -- frames as the reports show them: names of native addresses and
+** runtime locations, and which frames are allocation plumbing to look past. */
+#ifndef HT_FRAMES_H
+#define HT_FRAMES_H
+
+#include "../format/reader.h"
+
+/* One printable level of a frame (a native frame has one per inline level). */
+typedef struct HtFrameInfo {
+  uint64_t frame;            /* frame value (ip << 1, or loc id << 1 | 1) */
+  int is_loc;                /* a runtime location */
+  unsigned lkind;            /* HT_L_* of a runtime location */
+  uint64_t ip;               /* native address, or location id */
+  const char *func;          /* function or location name, or NULL */
+  const char *file;          /* source file or chunk, or NULL */
+  uint64_t line;             /* line, 0 if unknown */
+  uint64_t aux;              /* location aux (trace number, C address) */
+  const char *module;        /* module containing ip, or NULL */
+  uint64_t off;              /* offset of ip in module */
+  int inlined;               /* not the outermost level of its frame */
+  int known;                 /* the tape names it (symbol or declared loc) */
+} HtFrameInfo;
+
+/* Levels of a frame, innermost first, into out[max]; returns how many (>= 1). */
+size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
+                      size_t max) HT_HIDDEN;
+/* Display name of a level: `func file:line`, `@chunk:line`, `INTERNAL`,
+** `TRACE [N] started at chunk:line`, `0x... (module+0x...)`. Returns length. */
+size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len) HT_HIDDEN;
+/* Whether a level is plumbing: heaptape's own code, an allocator entry point
+** (malloc & co., operator new/delete) or matches a wrapper pattern. */
+int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
+                       size_t nwrappers) HT_HIDDEN;
+
+#endif

@@ -1,0 +1,465 @@
+/* heaptape -- the analysis model: one streaming pass over a tape.
+** Sites, locations, live blocks, peak (lazy snapshot), temporaries, threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "frames.h"
+#include "../../include/heaptape.h"
+
+/* One live block. */
+typedef struct Block {
+  uint64_t size;             /* requested bytes */
+  uint64_t weight;           /* bytes it stands for (size if unsampled) */
+  uint64_t n;                /* allocations it stands for (1 if unsampled) */
+  uint64_t ts;               /* allocation time */
+  uint64_t seq;              /* allocation sequence number */
+  uint32_t site;             /* site index */
+  uint32_t tid;              /* thread index that allocated it */
+} Block;
+
+/* -- Growable vectors ----------------------------------------------------- */
+
+/* Make room for one more element in *v (of *cap elements of size sz). */
+static int model_grow(HtModel *m, void **v, uint32_t used, uint32_t *cap, size_t sz)
+{
+  if (used < *cap) return 0;
+  uint32_t c = *cap ? *cap * 2 : 64;
+  void *nv = realloc(*v, (size_t)c * sz);
+  if (!nv) { m->oom = 1; return -1; }
+  memset((char *)nv + (size_t)*cap * sz, 0, (size_t)(c - *cap) * sz);
+  *v = nv;
+  *cap = c;
+  return 0;
+}
+
+/* -- Locations ------------------------------------------------------------ */
+
+/* FNV-1a of a name. */
+static uint64_t model_strhash(const char *s)
+{
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* Index of the location named `name`, created if new; HT_LOC_NONE on OOM. */
+static uint32_t model_loc_named(HtModel *m, const char *name, uint64_t frame)
+{
+  uint64_t h = model_strhash(name), *head = ht_map_get(&m->loc_of_name, h);
+  for (uint32_t i = head ? (uint32_t)*head : 0; i; i = m->loc_chain[i - 1])
+    if (!strcmp(m->loc[i - 1].name, name)) return i - 1;
+  uint32_t c = m->cloc;
+  if (model_grow(m, (void **)&m->loc, m->nloc, &m->cloc, sizeof(HtLoc)))
+    return HT_LOC_NONE;
+  if (c != m->cloc) {
+    uint32_t *nc = realloc(m->loc_chain, m->cloc * sizeof(uint32_t));
+    if (!nc) { m->oom = 1; return HT_LOC_NONE; }
+    m->loc_chain = nc;
+  }
+  char *copy = strdup(name);
+  if (!copy) { m->oom = 1; return HT_LOC_NONE; }
+  uint32_t id = m->nloc++;
+  HtLoc *l = &m->loc[id];
+  memset(l, 0, sizeof(*l));
+  l->name = copy;
+  l->frame = frame;
+  m->loc_chain[id] = head ? (uint32_t)*head : 0;
+  if (ht_map_put(&m->loc_of_name, h, id + 1)) m->oom = 1;
+  return id;
+}
+
+/* Location of a frame value: the first level that is not plumbing, or 0
+** in *skip if the whole frame is plumbing. Cached per frame value. */
+static uint32_t model_loc_of_frame(HtModel *m, uint64_t frame, int *skip)
+{
+  uint64_t *c = ht_map_get(&m->loc_of_frame, frame);
+  if (c) { *skip = *c == 0; return *c ? (uint32_t)(*c - 1) : HT_LOC_NONE; }
+  HtFrameInfo fi[16];
+  size_t n = ht_frames_info(m->r, frame, fi, HT_COUNTOF(fi));
+  size_t i = 0;
+  while (i < n && ht_frames_plumbing(&fi[i], m->o.wrappers, m->o.nwrappers)) i++;
+  uint32_t loc = HT_LOC_NONE;
+  *skip = i == n;
+  if (!*skip) {
+    char name[1024];
+    ht_frames_format(&fi[i], name, sizeof(name));
+    loc = model_loc_named(m, name, frame);
+    if (loc == HT_LOC_NONE) return loc;
+  }
+  if (ht_map_put(&m->loc_of_frame, frame, *skip ? 0 : loc + 1)) m->oom = 1;
+  return loc;
+}
+
+/* Location of a stack: its innermost meaningful frame; the innermost frame
+** when every frame is plumbing; "(no stack)" for the empty stack. */
+static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames));
+  for (size_t i = 0; i < n; i++) {
+    int skip;
+    uint32_t loc = model_loc_of_frame(m, frames[i], &skip);
+    if (!skip) return loc;
+  }
+  if (n == 0) return model_loc_named(m, "(no stack)", 0);
+  HtFrameInfo fi;
+  char name[1024];
+  ht_frames_info(m->r, frames[0], &fi, 1);
+  ht_frames_format(&fi, name, sizeof(name));
+  return model_loc_named(m, name, frames[0]);
+}
+
+/* Add `over` to a location's override list (each pair once). */
+static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
+{
+  if (loc == HT_LOC_NONE || over == HT_LOC_NONE) return;
+  uint64_t key = ((uint64_t)loc << 33) | ((uint64_t)over << 1) | (unsigned)dealloc;
+  if (ht_map_get(&m->over_seen, key)) return;
+  if (ht_map_put(&m->over_seen, key, 1)) { m->oom = 1; return; }
+  HtLoc *l = &m->loc[loc];
+  uint32_t **v = dealloc ? &l->d_over : &l->r_over;
+  uint32_t *n = dealloc ? &l->nd_over : &l->nr_over;
+  uint32_t *c = dealloc ? &l->cd_over : &l->cr_over;
+  if (*n == *c) {
+    uint32_t nc = *c ? *c * 2 : 4;
+    uint32_t *nv = realloc(*v, nc * sizeof(uint32_t));
+    if (!nv) { m->oom = 1; return; }
+    *v = nv;
+    *c = nc;
+  }
+  (*v)[(*n)++] = over;
+}
+
+/* -- Sites and threads ---------------------------------------------------- */
+
+/* Index of the site of a stack, created if new; UINT32_MAX on OOM. */
+static uint32_t model_site(HtModel *m, uint32_t stack)
+{
+  uint64_t *v = ht_map_get(&m->site_of, stack);
+  if (v) return (uint32_t)*v;
+  uint32_t loc = model_loc_of_stack(m, stack);
+  if (loc == HT_LOC_NONE) return UINT32_MAX;
+  if (model_grow(m, (void **)&m->site, m->nsite, &m->csite, sizeof(HtSite)))
+    return UINT32_MAX;
+  uint32_t id = m->nsite++;
+  HtSite *s = &m->site[id];
+  memset(s, 0, sizeof(*s));
+  s->stack = stack;
+  s->loc = loc;
+  s->stamp = m->epoch;
+  if (ht_map_put(&m->site_of, stack, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
+  return id;
+}
+
+/* Index of a thread record, created if new; UINT32_MAX on OOM. */
+static uint32_t model_thread(HtModel *m, uint32_t tid)
+{
+  uint64_t *v = ht_map_get(&m->th_of, tid);
+  if (v) return (uint32_t)*v;
+  if (model_grow(m, (void **)&m->th, m->nth, &m->cth, sizeof(HtThread)))
+    return UINT32_MAX;
+  uint32_t id = m->nth++;
+  memset(&m->th[id], 0, sizeof(HtThread));
+  m->th[id].tid = tid;
+  if (ht_map_put(&m->th_of, tid, id)) { m->oom = 1; m->nth--; return UINT32_MAX; }
+  return id;
+}
+
+/* Save a site's live figures for the current peak before they change. */
+HT_INLINE void model_touch(HtModel *m, HtSite *s)
+{
+  if (s->stamp != m->epoch) {
+    s->saved = s->f.live;
+    s->saved_n = s->f.live_n;
+    s->stamp = m->epoch;
+  }
+}
+
+/* -- Events --------------------------------------------------------------- */
+
+/* Settle a realloc's free that no allocation followed: a deallocation. */
+static void model_settle(HtModel *m, HtThread *t)
+{
+  if (!t->pend) return;
+  t->pend = 0;
+  if (t->pend_loc == HT_LOC_NONE) return;
+  HtLoc *l = &m->loc[t->pend_loc];
+  l->d_n += t->pend_n;
+  l->d_minus += t->pend_bytes;
+  model_override(m, t->pend_loc, t->pend_loc, 1);
+}
+
+/* An allocation event. */
+static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
+{
+  uint64_t w = ev->weight ? ev->weight : ev->size;
+  uint64_t n = 1;
+  if (ev->weight > ev->size && ev->size) n = (ev->weight + ev->size / 2) / ev->size;
+  unsigned k = HT_K_FAMILY(ev->kind);
+  m->by_kind[k]++;
+  unsigned b = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
+  m->hist[b]++;
+  uint32_t si = model_site(m, ev->stack);
+  if (si == UINT32_MAX) return;
+  HtSite *s = &m->site[si];
+  int is_realloc = k == HT_K_REALLOC && t->pend;
+  /* memprof classification: a realloc pairs with its thread's pending free. */
+  HtLoc *l = &m->loc[s->loc];
+  if (is_realloc) {
+    l->r_n += n;
+    l->r_plus += w;
+    l->r_minus += t->pend_bytes;
+    model_override(m, s->loc, t->pend_loc, 0);
+    t->pend = 0;
+    s->f.reallocs += n;
+    m->reallocs += n;
+  } else {
+    model_settle(m, t);
+    l->a_n += n;
+    l->a_plus += w;
+  }
+  s->f.allocs += n;
+  s->f.bytes += w;
+  m->allocs += n;
+  m->bytes += w;
+  t->allocs += n;
+  t->bytes += w;
+  t->last_addr = ev->addr;
+  t->last_valid = 1;
+
+  uint64_t *old = ht_map_get(&m->live, ev->addr);
+  if (old) {
+    /* An address allocated twice: the tape lost the free; drop the old one. */
+    Block *ob = &m->blk[*old];
+    HtSite *os = &m->site[ob->site];
+    model_touch(m, os);
+    os->f.live -= ob->weight;
+    os->f.live_n -= ob->n;
+    m->heap -= ob->weight;
+    m->heap_n -= ob->n;
+    ob->site = si;
+    ob->size = ev->size;
+    ob->weight = w;
+    ob->n = n;
+    ob->ts = ev->ts;
+    ob->seq = ev->seq;
+    ob->tid = ti;
+    m->dup_allocs++;
+  } else {
+    uint32_t bi;
+    if (m->blk_free) {
+      bi = m->blk_free - 1;
+      m->blk_free = (uint32_t)m->blk[bi].seq;
+    } else {
+      if (model_grow(m, (void **)&m->blk, m->nblk, &m->cblk, sizeof(Block))) return;
+      bi = m->nblk++;
+    }
+    Block *nb = &m->blk[bi];
+    nb->site = si; nb->size = ev->size; nb->weight = w; nb->n = n;
+    nb->ts = ev->ts; nb->seq = ev->seq; nb->tid = ti;
+    if (ht_map_put(&m->live, ev->addr, bi)) { m->oom = 1; return; }
+  }
+  s = &m->site[si];
+  model_touch(m, s);
+  s->f.live += w;
+  s->f.live_n += n;
+  m->heap += w;
+  m->heap_n += n;
+  if (m->heap > m->peak) {
+    m->peak = m->heap;
+    m->peak_n = m->heap_n;
+    m->peak_ts = ev->ts;
+    m->peak_seq = ev->seq;
+    m->epoch++;
+  }
+  ht_timeline_heap(&m->tl, ev->ts, m->heap);
+}
+
+/* A free event. */
+static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
+{
+  int realloc_free = HT_K_FAMILY(ev->kind) == HT_K_REALLOC;
+  model_settle(m, t);
+  t->frees++;
+  uint64_t bi;
+  if (!ht_map_del(&m->live, ev->addr, &bi)) {
+    m->unknown_frees++;
+    if (HT_K_HAS_SIZE(ev->kind)) m->unknown_bytes += ev->size;
+    if (realloc_free) {  /* realloc of a block from before the recording */
+      t->pend = 1;
+      t->pend_loc = HT_LOC_NONE;
+      t->pend_bytes = 0;
+      t->pend_n = 0;
+    }
+    return;
+  }
+  Block *b = &m->blk[bi];
+  HtSite *s = &m->site[b->site];
+  model_touch(m, s);
+  s->f.live -= b->weight;
+  s->f.live_n -= b->n;
+  s->f.frees += b->n;
+  s->f.freed += b->weight;
+  m->heap -= b->weight;
+  m->heap_n -= b->n;
+  m->frees += b->n;
+  m->freed += b->weight;
+  HtThread *owner = &m->th[b->tid];
+  if (!realloc_free && owner->last_valid && owner->last_addr == ev->addr) {
+    s->f.temp += b->n;
+    m->temp += b->n;
+  }
+  if (owner->last_addr == ev->addr) owner->last_valid = 0;
+  if (realloc_free) {
+    t->pend = 1;
+    t->pend_loc = s->loc;
+    t->pend_bytes = b->weight;
+    t->pend_n = b->n;
+  } else {
+    HtLoc *l = &m->loc[s->loc];
+    l->d_n += b->n;
+    l->d_minus += b->weight;
+    model_override(m, s->loc, s->loc, 1);
+  }
+  b->seq = m->blk_free;  /* free list link */
+  m->blk_free = (uint32_t)bi + 1;
+  ht_timeline_heap(&m->tl, ev->ts, m->heap);
+}
+
+/* Copy every site's live figures into its `at` figures. */
+static void model_take_at(HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    m->site[i].f.at = m->site[i].f.live;
+    m->site[i].f.at_n = m->site[i].f.live_n;
+  }
+  m->at_heap = m->heap;
+  m->at_heap_n = m->heap_n;
+  m->at_done = 1;
+}
+
+/* Before an event at time ts: take the --at composition and snapshots due. */
+static void model_clock(HtModel *m, uint64_t ts)
+{
+  if (!m->at_done && ts > m->o.at_ns) model_take_at(m);
+  while (m->o.snap_ns && m->o.on_snap && ts > m->next_snap) {
+    m->o.on_snap(m->o.arg, m, m->next_snap);
+    m->next_snap += m->o.snap_ns;
+  }
+}
+
+/* Feed one event. */
+void ht_model_event(HtModel *m, const HtEvent *ev)
+{
+  if (m->events == 0) m->first_ts = ev->ts;
+  m->events++;
+  if (ev->type < HT_COUNTOF(m->by_type)) m->by_type[ev->type]++;
+  model_clock(m, ev->ts);
+  if (ev->ts > m->last_ts) m->last_ts = ev->ts;
+  uint32_t ti = model_thread(m, ev->tid);
+  if (ti == UINT32_MAX) return;
+  HtThread *t = &m->th[ti];
+  t->events++;
+  switch (ev->type) {
+  case HT_EV_ALLOC: model_alloc(m, ev, t, ti); break;
+  case HT_EV_FREE: model_free_ev(m, ev, t); break;
+  case HT_EV_THREAD: {
+    size_t n = ev->len < sizeof(t->name) - 1 ? ev->len : sizeof(t->name) - 1;
+    memcpy(t->name, ev->str, n);
+    t->name[n] = 0;
+    break;
+  }
+  case HT_EV_RSS:
+    if (ev->size > m->rss_max) m->rss_max = ev->size;
+    ht_timeline_rss(&m->tl, ev->ts, ev->size);
+    break;
+  case HT_EV_LOST: m->lost += ev->size; break;
+  default: break;
+  }
+}
+
+/* -- Lifecycle ------------------------------------------------------------ */
+
+/* Set up m over an open reader. */
+int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
+{
+  memset(m, 0, sizeof(*m));
+  m->r = r;
+  if (o) m->o = *o;
+  else m->o.at_ns = UINT64_MAX;
+  m->next_snap = m->o.snap_ns;
+  ht_timeline_init(&m->tl);
+  if (ht_map_init(&m->site_of, 1024) || ht_map_init(&m->loc_of_frame, 1024) ||
+      ht_map_init(&m->loc_of_name, 256) || ht_map_init(&m->over_seen, 256) ||
+      ht_map_init(&m->live, 4096) || ht_map_init(&m->th_of, 16)) {
+    ht_model_free(m);
+    return HEAPTAPE_E_NOMEM;
+  }
+  return 0;
+}
+
+/* Release everything m owns. */
+void ht_model_free(HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nloc; i++) {
+    free(m->loc[i].name);
+    free(m->loc[i].r_over);
+    free(m->loc[i].d_over);
+  }
+  free(m->loc); free(m->loc_chain); free(m->site); free(m->blk); free(m->th);
+  ht_map_free(&m->site_of); ht_map_free(&m->loc_of_frame);
+  ht_map_free(&m->loc_of_name); ht_map_free(&m->over_seen);
+  ht_map_free(&m->live); ht_map_free(&m->th_of);
+  memset(m, 0, sizeof(*m));
+}
+
+/* Live bytes per location right now, into loc[].scratch. */
+void ht_model_loc_live(const HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nloc; i++) m->loc[i].scratch = 0;
+  for (uint32_t i = 0; i < m->nsite; i++)
+    m->loc[m->site[i].loc].scratch += m->site[i].f.live;
+}
+
+/* Settle pending state; derive peak shares and location sums. */
+void ht_model_finish(HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nth; i++) model_settle(m, &m->th[i]);
+  if (!m->at_done) model_take_at(m);
+  const HtReadStats *st = ht_reader_stats(m->r);
+  /* The reader's end is the trailer's end time (else the last event's),
+  ** relative to the tape's start like event times. */
+  m->duration = st && st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
+  while (m->o.snap_ns && m->o.on_snap && m->next_snap <= m->duration) {
+    m->o.on_snap(m->o.arg, m, m->next_snap);
+    m->next_snap += m->o.snap_ns;
+  }
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    HtSite *s = &m->site[i];
+    s->f.peak = s->stamp == m->epoch ? s->saved : s->f.live;
+    s->f.peak_n = s->stamp == m->epoch ? s->saved_n : s->f.live_n;
+  }
+  for (uint32_t i = 0; i < m->nloc; i++) memset(&m->loc[i].f, 0, sizeof(HtFig));
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    HtFig *a = &m->loc[m->site[i].loc].f, *b = &m->site[i].f;
+    a->allocs += b->allocs; a->bytes += b->bytes; a->reallocs += b->reallocs;
+    a->frees += b->frees; a->freed += b->freed; a->temp += b->temp;
+    a->live += b->live; a->live_n += b->live_n; a->peak += b->peak;
+    a->peak_n += b->peak_n; a->at += b->at; a->at_n += b->at_n;
+  }
+}
+
+/* The whole pass. */
+int ht_model_run(HtModel *m)
+{
+  HtEvent ev;
+  uint64_t total = ht_reader_stats(m->r) ? ht_reader_stats(m->r)->events : 0;
+  while (ht_reader_next(m->r, &ev) > 0) {
+    ht_model_event(m, &ev);
+    if (m->o.progress && (m->events & 0xfffff) == 0)
+      m->o.progress(m->o.arg, m->events, total);
+  }
+  ht_model_finish(m);
+  return m->oom ? HEAPTAPE_E_NOMEM : 0;
+}

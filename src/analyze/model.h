@@ -1,0 +1,178 @@
+/* heaptape -- the analysis model: one streaming pass over a tape into sites,
+** locations, the live map, the timeline, the peak and per-thread figures. */
+#ifndef HT_MODEL_H
+#define HT_MODEL_H
+
+#include "../base/map.h"
+#include "../format/reader.h"
+#include "timeline.h"
+
+/*
+** What the model keeps, and why it stays small:
+** - one HtSite per distinct allocation stack (global stack id),
+** - one HtLoc per distinct "innermost meaningful frame" name,
+** - one block per live allocation (freed blocks are forgotten),
+** - one HtThread per thread, a fixed-size timeline and histogram.
+** Memory is bounded by the live set plus the distinct stacks, never by the
+** length of the tape.
+**
+** Sampled tapes: bytes are the events' weights (the bytes each sample stands
+** for) and counts are weight / size, so totals estimate the unsampled run.
+**
+** Peak composition: a lazy snapshot. Each new peak bumps an epoch; a site
+** saves its live bytes (the value it had at the latest peak) the first time
+** it changes after that epoch began. At the end a site's bytes at the peak
+** are the saved value if it changed since the last peak, else its live
+** bytes. One pass, O(1) per event, exact -- no second pass over the tape and
+** no per-peak copies of the site vector.
+*/
+
+#define HT_LOC_NONE UINT32_MAX  /* no location (e.g. free of an unknown block) */
+
+/* Figures of a site or of a location. */
+typedef struct HtFig {
+  uint64_t allocs;           /* allocation calls (reallocations included) */
+  uint64_t bytes;            /* bytes allocated */
+  uint64_t reallocs;         /* of allocs: reallocations of a live block */
+  uint64_t frees;            /* blocks allocated here and freed */
+  uint64_t freed;            /* bytes of those blocks */
+  uint64_t temp;             /* temporary allocations (freed before the next
+                                allocation of their thread) */
+  uint64_t live;             /* bytes live at the end of the pass (leaked) */
+  uint64_t live_n;           /* blocks live at the end of the pass */
+  uint64_t peak;             /* bytes live when the heap peaked */
+  uint64_t peak_n;           /* blocks live when the heap peaked */
+  uint64_t at;               /* bytes live at the --at time */
+  uint64_t at_n;             /* blocks live at the --at time */
+} HtFig;
+
+/* One allocation stack. */
+typedef struct HtSite {
+  uint32_t stack;            /* global stack id (0 = no frames) */
+  uint32_t loc;              /* its innermost meaningful location */
+  uint64_t stamp;            /* peak epoch when live last changed */
+  uint64_t saved;            /* live bytes at the peak of epoch stamp */
+  uint64_t saved_n;          /* live blocks at the peak of epoch stamp */
+  HtFig f;                   /* figures */
+} HtSite;
+
+/* One location: the innermost meaningful frame, by display name. Carries
+** the figures of the memprof layout besides the sum of its sites. */
+typedef struct HtLoc {
+  char *name;                /* display name (owned) */
+  uint64_t frame;            /* frame value of the first frame seen with it */
+  HtFig f;                   /* sum over its sites (after ht_model_finish) */
+  uint64_t a_n, a_plus;      /* memprof ALLOCATIONS: events, bytes */
+  uint64_t r_n, r_plus, r_minus; /* REALLOCATIONS here: events, new, old bytes */
+  uint64_t d_n, d_minus;     /* DEALLOCATIONS of blocks from here: events, bytes */
+  uint32_t *r_over;          /* locations of blocks that reallocs here replaced */
+  uint32_t nr_over, cr_over; /* used, allocated */
+  uint32_t *d_over;          /* locations of blocks freed (see report_memprof.c) */
+  uint32_t nd_over, cd_over; /* used, allocated */
+  uint64_t scratch;          /* free for outputs (snapshots, sorting) */
+} HtLoc;
+
+/* One thread. */
+typedef struct HtThread {
+  uint32_t tid;              /* thread id */
+  char name[48];             /* name from THREAD records, "" if none */
+  uint64_t events;           /* events of this thread */
+  uint64_t allocs;           /* allocation calls (estimated when sampled) */
+  uint64_t bytes;            /* bytes allocated */
+  uint64_t frees;            /* free events */
+  uint64_t last_addr;        /* address of its latest allocation */
+  int last_valid;            /* last_addr is still a temporary candidate */
+  int pend;                  /* a realloc's free awaits its allocation */
+  uint32_t pend_loc;         /* location of the block the realloc freed */
+  uint64_t pend_bytes;       /* bytes of that block */
+  uint64_t pend_n;           /* count of that block */
+} HtThread;
+
+typedef struct HtModel HtModel;
+
+/* Called every snap_ns of tape time with the heap as it was then. */
+typedef void (*HtSnapFn)(void *arg, const HtModel *m, uint64_t t_ns);
+/* Called now and then during the pass: events done of about total. */
+typedef void (*HtProgressFn)(void *arg, uint64_t done, uint64_t total);
+
+typedef struct HtModelOpts {
+  const char *const *wrappers; /* extra wrapper patterns (fnmatch), or NULL */
+  size_t nwrappers;          /* patterns */
+  uint64_t at_ns;            /* record the composition at this time, or UINT64_MAX */
+  uint64_t snap_ns;          /* call on_snap every snap_ns (0 = never) */
+  HtSnapFn on_snap;          /* snapshot callback */
+  HtProgressFn progress;     /* progress callback, or NULL */
+  void *arg;                 /* argument of the callbacks */
+} HtModelOpts;
+
+struct HtModel {
+  HtReader *r;               /* the tape (not owned) */
+  HtModelOpts o;             /* options */
+  HtSite *site;              /* sites by index */
+  uint32_t nsite, csite;     /* used, allocated */
+  HtMap site_of;             /* stack id -> site index */
+  HtLoc *loc;                /* locations by index */
+  uint32_t nloc, cloc;       /* used, allocated */
+  HtMap loc_of_frame;        /* frame value -> location index + 1 (0 = skip) */
+  HtMap loc_of_name;         /* name hash -> location index + 1 (chained) */
+  uint32_t *loc_chain;       /* next location with the same name hash, + 1 */
+  HtMap over_seen;           /* (loc, over, kind) triples already listed */
+  struct Block *blk;         /* live blocks (pool) */
+  uint32_t nblk, cblk;       /* used, allocated */
+  uint32_t blk_free;         /* head of the free list + 1 */
+  HtMap live;                /* address -> block index */
+  HtThread *th;              /* threads */
+  uint32_t nth, cth;         /* used, allocated */
+  HtMap th_of;               /* tid -> thread index */
+  HtTimeline tl;             /* heap and RSS over time */
+  /* Totals. */
+  uint64_t events;           /* events delivered by the reader */
+  uint64_t by_type[16];      /* events by HT_EV_* */
+  uint64_t by_kind[16];      /* allocations by HT_K_FAMILY */
+  uint64_t hist[65];         /* allocations by log2 size: [0] size 0,
+                                [k] 2^(k-1) <= size < 2^k */
+  uint64_t allocs;           /* allocation calls (estimated when sampled) */
+  uint64_t bytes;            /* bytes allocated */
+  uint64_t reallocs;         /* reallocations of a live block */
+  uint64_t frees;            /* blocks freed */
+  uint64_t freed;            /* bytes freed */
+  uint64_t temp;             /* temporary allocations */
+  uint64_t unknown_frees;    /* frees of blocks not allocated on the tape */
+  uint64_t unknown_bytes;    /* their bytes, where the free says (sized) */
+  uint64_t dup_allocs;       /* allocations of an address already live */
+  uint64_t lost;             /* events the writer reported dropped */
+  uint64_t heap;             /* bytes live now */
+  uint64_t heap_n;           /* blocks live now */
+  uint64_t peak;             /* largest heap seen */
+  uint64_t peak_n;           /* blocks live at the peak */
+  uint64_t peak_ts;          /* when (ns since start) */
+  uint64_t peak_seq;         /* seq of the event that made it */
+  uint64_t epoch;            /* peak epoch (see above) */
+  uint64_t at_heap;          /* heap at the --at time */
+  uint64_t at_heap_n;        /* blocks at the --at time */
+  int at_done;               /* the --at composition is taken */
+  uint64_t next_snap;        /* tape time of the next snapshot */
+  uint64_t rss_max;          /* largest RSS event */
+  uint64_t first_ts;         /* first event time */
+  uint64_t last_ts;          /* last event time */
+  uint64_t duration;         /* tape duration, ns (after finish) */
+  int oom;                   /* ran out of memory: figures are incomplete */
+};
+
+/* Set up m over an open reader; o may be NULL. Returns 0 or HEAPTAPE_E_NOMEM. */
+int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o) HT_HIDDEN;
+/* Release everything m owns (not the reader). */
+void ht_model_free(HtModel *m) HT_HIDDEN;
+/* Feed one event (normally done by ht_model_run). */
+void ht_model_event(HtModel *m, const HtEvent *ev) HT_HIDDEN;
+/* Settle pending state and derive location figures and peak shares. */
+void ht_model_finish(HtModel *m) HT_HIDDEN;
+/* The whole pass: every event of the reader, then finish. Returns 0 or
+** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). */
+int ht_model_run(HtModel *m) HT_HIDDEN;
+
+/* Live bytes and blocks per location right now, into loc[].scratch (bytes);
+** used by snapshot callbacks. */
+void ht_model_loc_live(const HtModel *m) HT_HIDDEN;
+
+#endif

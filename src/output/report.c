@@ -1,0 +1,377 @@
+/* heaptape -- the default report: summary, top sites by peak, calls and
+** bytes, leaks, temporaries, the heap at a time; as text or as JSON. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "../analyze/frames.h"
+
+/* Site orderings, one per list. */
+typedef enum { BY_PEAK, BY_CALLS, BY_BYTES, BY_LEAK, BY_TEMP, BY_AT } SiteKey;
+
+/* One list of the report. */
+typedef struct SiteList {
+  SiteKey key;               /* ordering */
+  unsigned section;          /* HT_RS_* that enables it */
+  const char *json;          /* JSON member name */
+} SiteList;
+
+static const SiteList report_lists[] = {
+  {BY_PEAK, HT_RS_PEAK, "peak"},
+  {BY_CALLS, HT_RS_CALLS, "calls"},
+  {BY_BYTES, HT_RS_BYTES, "bytes"},
+  {BY_LEAK, HT_RS_LEAKS, "leaks"},
+  {BY_TEMP, HT_RS_TEMP, "temporary"},
+  {BY_AT, HT_RS_AT, "at"},
+};
+
+/* -- Helpers -------------------------------------------------------------- */
+
+/* Value of a site's figures under an ordering. */
+static uint64_t report_key(const HtFig *f, SiteKey k)
+{
+  switch (k) {
+  case BY_PEAK: return f->peak;
+  case BY_CALLS: return f->allocs;
+  case BY_BYTES: return f->bytes;
+  case BY_LEAK: return f->live;
+  case BY_TEMP: return f->temp;
+  default: return f->at;
+  }
+}
+
+/* Sort context for qsort_r. */
+typedef struct SortCtx { const HtModel *m; SiteKey k; } SortCtx;
+
+/* Larger key first; ties by location name, then stack id. */
+static int report_cmp(const void *a, const void *b, void *arg)
+{
+  const SortCtx *c = arg;
+  const HtSite *x = &c->m->site[*(const uint32_t *)a];
+  const HtSite *y = &c->m->site[*(const uint32_t *)b];
+  uint64_t kx = report_key(&x->f, c->k), ky = report_key(&y->f, c->k);
+  if (kx != ky) return kx > ky ? -1 : 1;
+  int s = strcmp(c->m->loc[x->loc].name, c->m->loc[y->loc].name);
+  if (s) return s;
+  return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Sites with a non-zero key, sorted; returns how many (caller frees *out). */
+static uint32_t report_sorted(const HtModel *m, SiteKey k, uint32_t **out)
+{
+  uint32_t *v = malloc((m->nsite ? m->nsite : 1) * sizeof(uint32_t)), n = 0;
+  *out = v;
+  if (!v) return 0;
+  for (uint32_t i = 0; i < m->nsite; i++)
+    if (report_key(&m->site[i].f, k)) v[n++] = i;
+  SortCtx c = {m, k};
+  qsort_r(v, n, sizeof(uint32_t), report_cmp, &c);
+  return n;
+}
+
+/* Bytes for people: "512 B", "1.50 KiB", "3.20 MiB", "1.00 GiB". */
+static const char *report_bytes(char *buf, size_t len, uint64_t v)
+{
+  static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (v < 1024) { snprintf(buf, len, "%" PRIu64 " B", v); return buf; }
+  double d = (double)v / 1024;
+  int u = 0;
+  while (d >= 1024 && u < 3) { d /= 1024; u++; }
+  snprintf(buf, len, "%.2f %s", d, unit[u]);
+  return buf;
+}
+
+/* Percentage of part in whole (0 when whole is 0). */
+static double report_pct(uint64_t part, uint64_t whole)
+{
+  return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Frames of a stack to show: plumbing levels at the inner end are dropped.
+** Fills out[max] and returns how many levels the stack has after the drop. */
+static size_t report_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out,
+                            size_t max)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames));
+  size_t got = 0, total = 0;
+  int inner = 1;
+  for (size_t i = 0; i < n; i++) {
+    HtFrameInfo fi[16];
+    size_t k = ht_frames_info(m->r, frames[i], fi, HT_COUNTOF(fi));
+    for (size_t j = 0; j < k; j++) {
+      if (inner && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers))
+        continue;
+      inner = 0;
+      if (got < max) out[got++] = fi[j];
+      total++;
+    }
+  }
+  if (inner && n) {  /* all plumbing: show the stack as it is */
+    for (size_t i = 0; i < n && got < max; i++)
+      got += ht_frames_info(m->r, frames[i], out + got, 1);
+    total = n;
+  }
+  return total;
+}
+
+/* The program line of the header: argv joined by spaces, else exe. */
+static void report_program(const HtHeader *h, char *buf, size_t len)
+{
+  size_t n = 0;
+  if (h->argv && h->argv_len) {
+    for (size_t i = 0; i < h->argv_len && n + 1 < len; i++)
+      buf[n++] = h->argv[i] ? h->argv[i] : ' ';
+    while (n && buf[n - 1] == ' ') n--;
+    buf[n] = 0;
+  } else {
+    snprintf(buf, len, "%s", h->exe && h->exe[0] ? h->exe : "(unknown)");
+  }
+}
+
+/* -- Text ----------------------------------------------------------------- */
+
+/* Print the summary block. */
+static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o)
+{
+  const HtHeader *h = ht_reader_header(m->r);
+  char prog[512], b1[32], b2[32];
+  report_program(h, prog, sizeof(prog));
+  double secs = (double)m->duration / 1e9;
+  fprintf(f, "heaptape report of %s\n\n", o->path ? o->path : "tape");
+  fprintf(f, "SUMMARY\n");
+  fprintf(f, "  program              %s (pid %" PRIu32 ", %s)\n", prog, h->pid,
+          h->frontend && h->frontend[0] ? h->frontend : "native");
+  if (h->sample)
+    fprintf(f, "  recorded             a sample, one per %" PRIu64 " bytes on average\n",
+            h->sample);
+  else
+    fprintf(f, "  recorded             every allocation\n");
+  fprintf(f, "  duration             %.3f s\n", secs);
+  fprintf(f, "  allocation calls     %" PRIu64 " (%.1f/s)\n", m->allocs,
+          secs > 0 ? (double)m->allocs / secs : 0.0);
+  if (m->reallocs)
+    fprintf(f, "  reallocations        %" PRIu64 "\n", m->reallocs);
+  fprintf(f, "  bytes allocated      %s\n", report_bytes(b1, sizeof(b1), m->bytes));
+  fprintf(f, "  peak heap            %s in %" PRIu64 " blocks at %.3f s\n",
+          report_bytes(b1, sizeof(b1), m->peak), m->peak_n, (double)m->peak_ts / 1e9);
+  uint32_t leak_sites = 0;
+  for (uint32_t i = 0; i < m->nsite; i++) leak_sites += m->site[i].f.live_n != 0;
+  fprintf(f, "  leaked at exit       %s in %" PRIu64 " blocks from %" PRIu32 " sites\n",
+          report_bytes(b2, sizeof(b2), m->heap), m->heap_n, leak_sites);
+  fprintf(f, "  temporary            %" PRIu64 " allocations (%.1f%% of calls)\n",
+          m->temp, report_pct(m->temp, m->allocs));
+  if (m->unknown_frees)
+    fprintf(f, "  unknown frees        %" PRIu64 " (blocks allocated before recording)\n",
+            m->unknown_frees);
+  if (m->lost)
+    fprintf(f, "  lost events          %" PRIu64 " (dropped by the recorder)\n", m->lost);
+  if (m->oom)
+    fprintf(f, "  incomplete           analysis ran out of memory\n");
+}
+
+/* One site's headline in a list. */
+static void text_site_line(FILE *f, const HtModel *m, const HtFig *s, SiteKey k,
+                           unsigned rank)
+{
+  char b1[32], b2[32];
+  fprintf(f, "  #%u  ", rank);
+  switch (k) {
+  case BY_PEAK:
+    fprintf(f, "%s at the peak (%.1f%%) in %" PRIu64 " blocks; %" PRIu64
+            " calls, %s allocated\n", report_bytes(b1, sizeof(b1), s->peak),
+            report_pct(s->peak, m->peak), s->peak_n, s->allocs,
+            report_bytes(b2, sizeof(b2), s->bytes));
+    break;
+  case BY_CALLS:
+    fprintf(f, "%" PRIu64 " calls (%.1f%%); %s allocated, %s at the peak\n",
+            s->allocs, report_pct(s->allocs, m->allocs),
+            report_bytes(b1, sizeof(b1), s->bytes), report_bytes(b2, sizeof(b2), s->peak));
+    break;
+  case BY_BYTES:
+    fprintf(f, "%s allocated (%.1f%%) in %" PRIu64 " calls; %s at the peak\n",
+            report_bytes(b1, sizeof(b1), s->bytes), report_pct(s->bytes, m->bytes),
+            s->allocs, report_bytes(b2, sizeof(b2), s->peak));
+    break;
+  case BY_LEAK:
+    fprintf(f, "%s leaked (%.1f%%) in %" PRIu64 " blocks; %" PRIu64 " calls\n",
+            report_bytes(b1, sizeof(b1), s->live), report_pct(s->live, m->heap),
+            s->live_n, s->allocs);
+    break;
+  case BY_TEMP:
+    fprintf(f, "%" PRIu64 " temporary (%.1f%% of its %" PRIu64 " calls)\n",
+            s->temp, report_pct(s->temp, s->allocs), s->allocs);
+    break;
+  case BY_AT:
+    fprintf(f, "%s (%.1f%%) in %" PRIu64 " blocks\n",
+            report_bytes(b1, sizeof(b1), s->at), report_pct(s->at, m->at_heap), s->at_n);
+    break;
+  }
+}
+
+/* One site's stack, up to depth levels. */
+static void text_stack(FILE *f, const HtModel *m, const HtSite *s, unsigned depth)
+{
+  HtFrameInfo lv[64];
+  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
+  size_t total = report_levels(m, s->stack, lv, max);
+  if (total == 0) { fprintf(f, "        (no stack)\n"); return; }
+  size_t shown = total < max ? total : max;
+  for (size_t i = 0; i < shown; i++) {
+    char name[1024];
+    ht_frames_format(&lv[i], name, sizeof(name));
+    fprintf(f, "        %s%s\n", name, lv[i].inlined ? " (inlined)" : "");
+  }
+  if (total > shown) fprintf(f, "        ... %zu more frames\n", total - shown);
+}
+
+/* The title of a list. */
+static void text_title(FILE *f, const HtModel *m, SiteKey k, uint32_t n,
+                       unsigned top, const HtReportOpts *o)
+{
+  char b[32];
+  unsigned shown = n < top ? n : top;
+  switch (k) {
+  case BY_PEAK:
+    fprintf(f, "PEAK: %s at %.3f s; top %u of %" PRIu32 " sites by bytes at the peak\n",
+            report_bytes(b, sizeof(b), m->peak), (double)m->peak_ts / 1e9, shown, n);
+    break;
+  case BY_CALLS:
+    fprintf(f, "CALLS: top %u of %" PRIu32 " sites by allocation calls\n", shown, n);
+    break;
+  case BY_BYTES:
+    fprintf(f, "BYTES: top %u of %" PRIu32 " sites by bytes allocated\n", shown, n);
+    break;
+  case BY_LEAK:
+    fprintf(f, "LEAKS: %s in %" PRIu64 " blocks; top %u of %" PRIu32 " sites\n",
+            report_bytes(b, sizeof(b), m->heap), m->heap_n, shown, n);
+    break;
+  case BY_TEMP:
+    fprintf(f, "TEMPORARY: %" PRIu64 " allocations; top %u of %" PRIu32 " sites\n",
+            m->temp, shown, n);
+    break;
+  case BY_AT:
+    fprintf(f, "HEAP AT %.3f s: %s in %" PRIu64 " blocks; top %u of %" PRIu32 " sites\n",
+            (double)o->at_ns / 1e9, report_bytes(b, sizeof(b), m->at_heap),
+            m->at_heap_n, shown, n);
+    break;
+  }
+}
+
+/* The default text report. */
+void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
+{
+  if (o->sections & HT_RS_SUMMARY) text_summary(f, m, o);
+  for (size_t l = 0; l < HT_COUNTOF(report_lists); l++) {
+    SiteKey k = report_lists[l].key;
+    if (!(o->sections & report_lists[l].section)) continue;
+    uint32_t *v, n = report_sorted(m, k, &v);
+    fputc('\n', f);
+    text_title(f, m, k, n, o->top, o);
+    for (uint32_t i = 0; i < n && i < o->top; i++) {
+      const HtSite *s = &m->site[v[i]];
+      text_site_line(f, m, &s->f, k, i + 1);
+      text_stack(f, m, s, o->depth);
+    }
+    free(v);
+  }
+}
+
+/* -- JSON ----------------------------------------------------------------- */
+
+/* A JSON string literal (NULL prints null). */
+static void json_str(FILE *f, const char *s)
+{
+  if (!s) { fputs("null", f); return; }
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* A site as a JSON object. */
+static void json_site(FILE *f, const HtModel *m, const HtSite *s, unsigned depth)
+{
+  const HtFig *x = &s->f;
+  fprintf(f, "{\"location\": ");
+  json_str(f, m->loc[s->loc].name);
+  fprintf(f, ", \"allocs\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"reallocs\": %" PRIu64
+          ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"peak\": %" PRIu64
+          ", \"peak_blocks\": %" PRIu64 ", \"leaked\": %" PRIu64 ", \"leaked_blocks\": %"
+          PRIu64, x->allocs, x->bytes, x->reallocs, x->frees, x->temp, x->peak,
+          x->peak_n, x->live, x->live_n);
+  fprintf(f, ", \"at\": %" PRIu64 ", \"at_blocks\": %" PRIu64 ", \"stack\": [", x->at, x->at_n);
+  HtFrameInfo lv[64];
+  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
+  size_t total = report_levels(m, s->stack, lv, max);
+  size_t shown = total < max ? total : max;
+  for (size_t i = 0; i < shown; i++) {
+    char name[1024];
+    ht_frames_format(&lv[i], name, sizeof(name));
+    fprintf(f, "%s{\"name\": ", i ? ", " : "");
+    json_str(f, name);
+    if (lv[i].is_loc) fprintf(f, ", \"location_id\": %" PRIu64, lv[i].ip);
+    else fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"", lv[i].ip);
+    fprintf(f, ", \"function\": ");
+    json_str(f, lv[i].func);
+    fprintf(f, ", \"file\": ");
+    json_str(f, lv[i].file);
+    fprintf(f, ", \"line\": %" PRIu64 ", \"module\": ", lv[i].line);
+    json_str(f, lv[i].module);
+    fprintf(f, ", \"inlined\": %s}", lv[i].inlined ? "true" : "false");
+  }
+  fprintf(f, "], \"more_frames\": %zu}", total - shown);
+}
+
+/* The same content as one JSON object. */
+void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
+{
+  const HtHeader *h = ht_reader_header(m->r);
+  char prog[512];
+  report_program(h, prog, sizeof(prog));
+  fprintf(f, "{\n  \"tape\": ");
+  json_str(f, o->path);
+  fprintf(f, ",\n  \"program\": ");
+  json_str(f, prog);
+  fprintf(f, ",\n  \"pid\": %" PRIu32 ",\n  \"frontend\": ", h->pid);
+  json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native");
+  fprintf(f, ",\n  \"sampling_interval\": %" PRIu64 ",\n", h->sample);
+  uint32_t leak_sites = 0;
+  for (uint32_t i = 0; i < m->nsite; i++) leak_sites += m->site[i].f.live_n != 0;
+  fprintf(f, "  \"summary\": {\"duration_ns\": %" PRIu64 ", \"allocs\": %" PRIu64
+          ", \"reallocs\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"frees\": %" PRIu64
+          ", \"peak\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", \"peak_ns\": %" PRIu64
+          ", \"leaked\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ", \"leak_sites\": %"
+          PRIu32 ", \"temporary\": %" PRIu64 ", \"unknown_frees\": %" PRIu64
+          ", \"lost\": %" PRIu64 ", \"sites\": %" PRIu32 ", \"incomplete\": %s},\n",
+          m->duration, m->allocs, m->reallocs, m->bytes, m->frees, m->peak, m->peak_n,
+          m->peak_ts, m->heap, m->heap_n, leak_sites, m->temp, m->unknown_frees,
+          m->lost, m->nsite, m->oom ? "true" : "false");
+  if (o->sections & HT_RS_AT)
+    fprintf(f, "  \"at_ns\": %" PRIu64 ", \"at_heap\": %" PRIu64 ", \"at_blocks\": %"
+            PRIu64 ",\n", o->at_ns, m->at_heap, m->at_heap_n);
+  for (size_t l = 0; l < HT_COUNTOF(report_lists); l++) {
+    SiteKey k = report_lists[l].key;
+    if (!(o->sections & report_lists[l].section)) continue;
+    uint32_t *v, n = report_sorted(m, k, &v);
+    fprintf(f, "  \"%s\": [", report_lists[l].json);
+    for (uint32_t i = 0; i < n && i < o->top; i++) {
+      fputs(i ? ",\n    " : "\n    ", f);
+      json_site(f, m, &m->site[v[i]], o->depth);
+    }
+    fprintf(f, "%s],\n", n ? "\n  " : "");
+    free(v);
+  }
+  const HtTimeline *t = &m->tl;
+  fprintf(f, "  \"timeline\": {\"resolution_ns\": %" PRIu64 ", \"heap\": [", t->res);
+  for (uint32_t i = 0; i < t->n; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", t->heap[i]);
+  fprintf(f, "], \"rss\": [");
+  for (uint32_t i = 0; i < t->n; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", t->rss[i]);
+  fprintf(f, "]},\n  \"warning\": ");
+  json_str(f, o->warning);
+  fprintf(f, "\n}\n");
+}
