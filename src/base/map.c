@@ -68,7 +68,14 @@ int ht_map_put(HtMap *m, uint64_t key, uint64_t val)
     m->zero_val = val;
     return 0;
   }
-  if (!m->keys && ht_map_init(m, 16)) return -1;
+  if (!m->keys) { /* lazily allocated: keep a zero key stored before */
+    int z = m->has_zero;
+    uint64_t zv = m->zero_val;
+    if (ht_map_init(m, 16)) return -1;
+    m->has_zero = z;
+    m->zero_val = zv;
+    m->count = (size_t)z;
+  }
   if ((m->count + 1) * 4 > (m->mask + 1) * 3 && map_grow(m)) return -1;
   size_t i = ht_hash64(key) & m->mask;
   while (m->keys[i] && m->keys[i] != key) i = (i + 1) & m->mask;

@@ -10,7 +10,7 @@
 ** header      := "HEAPTAPE" version:u16 flags:u16 len:u32 field* crc:u32
 ** field       := tag:uleb len:uleb payload         -- unknown tags are skipped
 ** packet      := phead body                         -- body is zstd when PF_ZSTD
-** phead       := "HTPK" kind:u8 pflags:u8 0:u16 blen:u32 rawlen:u32
+** phead       := "HTPK" kind:u8 pflags:u8 gen:u16 blen:u32 rawlen:u32
 **                pid:u32 tid:u32 seq0:u64 seq1:u64 ts0:u64 nev:u32 crc:u32
 ** body(EVENTS):= rec*                               -- one thread's stream
 ** body(DICT)  := drec*                              -- symbols, strings, locations
@@ -49,6 +49,9 @@
 ** stack ids are per (pid, tid) stream: 0 is the empty stack, a STACK record
 ** defines ids first..first+n-1, the first a child of parent, each next one a
 ** child of the one before it. Writers hand out ids in order from 1.
+** gen   : EVENTS packets: RESET records the stream wrote before this packet
+**         (mod 2^16). A reader that finds it changed without seeing the
+**         RESET (a packet was lost) forgets the stream's stack ids.
 ** Strings in DICT packets are referred to by id + 1; 0 means "none".
 */
 

@@ -24,6 +24,7 @@ typedef struct PacketRef {
   uint32_t blen;             /* stored body bytes */
   uint32_t rawlen;           /* body bytes after decompression */
   uint32_t flags;            /* HT_PF_* */
+  uint32_t gen;              /* stack generation at packet start */
   uint32_t pid, tid;         /* stream */
   uint64_t seq0, seq1;       /* sequence range */
   uint64_t ts0;              /* timestamp at packet start */
@@ -34,6 +35,8 @@ typedef struct ThreadState {
   uint32_t pid, tid;         /* stream identity */
   uint32_t *local;           /* local stack id - 1 -> global id */
   uint32_t nlocal, caplocal; /* ids defined, allocated */
+  uint32_t gen;              /* stack generation (RESETs seen) */
+  int seen;                  /* a packet of this stream was opened */
 } ThreadState;
 
 typedef struct Cursor {
@@ -386,6 +389,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     unsigned kind = h[4], flags = h[5];
     PacketRef pr = {
       .off = off, .blen = ht_ru32(h + 8), .rawlen = ht_ru32(h + 12), .flags = flags,
+      .gen = h[6] | (uint32_t)h[7] << 8,
       .pid = ht_ru32(h + 16), .tid = ht_ru32(h + 20), .seq0 = ht_ru64(h + 24),
       .seq1 = ht_ru64(h + 32), .ts0 = ht_ru64(h + 40), .nev = ht_ru32(h + 48),
     };
@@ -639,6 +643,7 @@ static int cursor_record(HtReader *r, Cursor *c)
       return 1;
     case HT_R_RESET:
       t->nlocal = 0;
+      t->gen = (t->gen + 1) & 0xffff;
       c->stack = 0;
       break;
     case HT_R_EXT:
@@ -755,6 +760,10 @@ static int reader_activate(HtReader *r)
     cursor_free(c);
     return rc;
   }
+  ThreadState *t = c->th;
+  if (t->seen && t->gen != pk->gen) t->nlocal = 0; /* a RESET was lost */
+  t->gen = pk->gen;
+  t->seen = 1;
   c->p = b;
   c->end = b + pk->rawlen;
   c->seq = pk->seq0 - 1;
@@ -811,7 +820,7 @@ int ht_reader_rewind(HtReader *r)
   r->pending = NULL;
   r->next_pk = 0;
   r->ts_last = 0;
-  for (size_t i = 0; i < r->nth; i++) r->th[i].nlocal = 0;
+  for (size_t i = 0; i < r->nth; i++) r->th[i].nlocal = r->th[i].seen = 0;
   r->pass++;
   return 0;
 }

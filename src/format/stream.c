@@ -26,6 +26,7 @@ void ht_stream_reset(HtStream *s)
   s->ts0 = s->ts_prev;
   s->addr_prev = 0;
   s->stack_prev = 0;
+  s->gen0 = s->gen;
 }
 
 /* Make room for n bytes, flushing if needed; returns 0 or -1 if n can never fit. */
@@ -80,6 +81,7 @@ void ht_stream_stack_reset(HtStream *s)
   if (ht_stream_need(s, 1)) return;
   *s->p++ = HT_R_RESET;
   s->stack_prev = 0;
+  s->gen++;
 }
 
 /* Module load or unload. */

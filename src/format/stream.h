@@ -24,6 +24,8 @@ struct HtStream {
   uint64_t addr_prev;    /* base for address deltas, 0 at packet start */
   uint64_t stack_prev;   /* base for stack-id deltas, 0 at packet start */
   uint32_t nev;          /* seq-bearing records in the packet */
+  uint16_t gen;          /* stack generation: RESET records so far */
+  uint16_t gen0;         /* stack generation at packet start */
   uint32_t pid;          /* process id written in the packet header */
   uint32_t tid;          /* thread id written in the packet header */
 };

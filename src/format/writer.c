@@ -124,10 +124,10 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
 
 /* -- Packets -------------------------------------------------------------- */
 
-/* Emit any packet from its parts: compress, checksum, write. */
-int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
-                     uint64_t seq0, uint64_t seq1, uint64_t ts0, uint32_t nev,
-                     const uint8_t *body, size_t len)
+/* Emit a packet from its parts, with the stream's stack generation. */
+static int writer_packet(HtWriter *w, unsigned kind, unsigned gen, uint32_t pid,
+                         uint32_t tid, uint64_t seq0, uint64_t seq1, uint64_t ts0,
+                         uint32_t nev, const uint8_t *body, size_t len)
 {
   if (len > HT_PACKET_MAX) return w->err = HEAPTAPE_E_MISUSE;
   pthread_mutex_lock(&w->lock);
@@ -141,7 +141,7 @@ int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
   uint8_t h[HT_PHEAD_SIZE], *p = ht_wmem(h, HT_PMAGIC, 4);
   *p++ = (uint8_t)kind;
   *p++ = (uint8_t)flags;
-  *p++ = 0; *p++ = 0;
+  *p++ = (uint8_t)gen; *p++ = (uint8_t)(gen >> 8);
   p = ht_wu32(p, (uint32_t)olen);
   p = ht_wu32(p, (uint32_t)len);
   p = ht_wu32(p, pid);
@@ -160,6 +160,14 @@ int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
   return rc;
 }
 
+/* Emit any packet from its parts: compress, checksum, write. */
+int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
+                     uint64_t seq0, uint64_t seq1, uint64_t ts0, uint32_t nev,
+                     const uint8_t *body, size_t len)
+{
+  return writer_packet(w, kind, 0, pid, tid, seq0, seq1, ts0, nev, body, len);
+}
+
 /* Seal the body of s as an EVENTS packet, emit it, and reset s. */
 int ht_writer_stream(HtWriter *w, HtStream *s)
 {
@@ -167,7 +175,7 @@ int ht_writer_stream(HtWriter *w, HtStream *s)
   if (s->p != s->buf)
     /* A packet without events (only STACK/TIME records) sorts right after
     ** the thread's last event: seq0 = seq1 = that event's number. */
-    rc = ht_writer_packet(w, HT_P_EVENTS, s->pid, s->tid,
+    rc = writer_packet(w, HT_P_EVENTS, s->gen0, s->pid, s->tid,
                           s->nev ? s->seq0 : s->seq_prev, s->seq_prev, s->ts0,
                           s->nev, s->buf, (size_t)(s->p - s->buf));
   ht_stream_reset(s);
