@@ -1,0 +1,145 @@
+#!/bin/sh
+# heaptape -- integration tests of `heaptape record`: refusals, usage, exit
+# status, signals, environment, default tape name, symbols in the tape.
+# Needs HEAPTAPE (the binary), HT_BUILD (build dir), HT_ROOT (repo root).
+set -u
+: "${HEAPTAPE:?set HEAPTAPE}" "${HT_BUILD:?set HT_BUILD}" "${HT_ROOT:?set HT_ROOT}"
+passed=0 failed=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+CHAIN="$HT_BUILD/progs/sym_chain"
+SRC="$HT_ROOT/tests/progs/sym_chain.c"
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
+skip() { echo "skip $1: $2"; }
+
+# expect NAME WANT_EXIT STDERR_REGEX CMD...: run, compare exit status and stderr.
+expect() {
+  name=$1 want=$2 re=$3; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" != "$want" ]; then bad "$name" "exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; return; fi
+  if [ -n "$re" ] && ! grep -Eq "$re" "$tmp/err"; then bad "$name" "stderr lacks /$re/: $(head -c 300 "$tmp/err")"; return; fi
+  ok "$name"
+}
+
+# Line number of a "/* TAG */" marker in the test program's source.
+line_of() { grep -n "/\* $1 \*/" "$SRC" | cut -d: -f1; }
+
+# -- Refusals (nothing may run) --------------------------------------------
+
+marker="$tmp/ran"
+if [ -f "$(gcc -print-file-name=libc.a)" ]; then
+  printf '#include <stdio.h>\nint main(void){fopen("%s","w");return 0;}\n' "$marker" >"$tmp/static.c"
+  if gcc -static -o "$tmp/static" "$tmp/static.c" 2>/dev/null; then
+    expect static_refused 1 'statically linked; LD_PRELOAD cannot reach it' \
+      "$HEAPTAPE" record -o "$tmp/s.tape" -- "$tmp/static"
+    [ -e "$marker" ] && bad static_not_run "the static program ran"
+    [ "$(wc -l <"$tmp/err")" = 1 ] && ok static_one_line || bad static_one_line "$(cat "$tmp/err")"
+    printf '#!%s\n' "$tmp/static" >"$tmp/script"; chmod +x "$tmp/script"
+    expect static_interpreter_refused 1 'script interpreter .*statically linked' \
+      "$HEAPTAPE" record -o "$tmp/s.tape" -- "$tmp/script"
+  else
+    skip static_refused "gcc -static failed"
+  fi
+else
+  skip static_refused "libc.a not installed (libc6-dev)"
+fi
+expect missing_program 1 '^heaptape: no-such-program-ht: command not found$' \
+  "$HEAPTAPE" record -- no-such-program-ht
+expect missing_path 1 'No such file' "$HEAPTAPE" record -- "$tmp/nothere"
+printf 'int main;\n' >"$tmp/noexec"
+expect not_executable 1 'noexec: not executable' "$HEAPTAPE" record -- "$tmp/noexec"
+chmod +x "$tmp/noexec"
+expect not_elf 1 'not an ELF executable' "$HEAPTAPE" record -- "$tmp/noexec"
+expect directory 1 'not a regular file' "$HEAPTAPE" record -- "$tmp"
+
+# -- Usage -----------------------------------------------------------------
+
+expect bad_flag 2 "unknown option '--bogus'" "$HEAPTAPE" record --bogus -- true
+expect bad_unwind 2 'is not libunwind, fp or none' "$HEAPTAPE" record --unwind dwarf -- true
+expect bad_sample 2 'not a byte count' "$HEAPTAPE" record --sample 12X -- true
+expect bad_frames 2 'not a number' "$HEAPTAPE" record --frames 0 -- true
+expect missing_value 2 "needs a value" "$HEAPTAPE" record --sample
+expect no_program 2 'no program to run' "$HEAPTAPE" record -o x.tape
+"$HEAPTAPE" record --help >"$tmp/help" 2>&1; rc=$?
+miss=
+for v in HEAPTAPE_OUTPUT HEAPTAPE_SAMPLE HEAPTAPE_UNWIND HEAPTAPE_FRAMES \
+         HEAPTAPE_FOLLOW_FORK HEAPTAPE_FOLLOW_EXEC LD_PRELOAD -- --follow-fork --follow-exec; do
+  grep -q -- "$v" "$tmp/help" || miss="$miss $v"
+done
+[ "$rc" = 0 ] && [ -z "$miss" ] && ok help || bad help "exit $rc, missing:$miss"
+
+# -- Running ---------------------------------------------------------------
+
+if [ ! -f "$HT_BUILD/libheaptape.so" ]; then
+  skip running "no $HT_BUILD/libheaptape.so"
+  echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit
+fi
+
+expect exit_status 3 '' "$HEAPTAPE" record -o "$tmp/e.tape" -- sh -c 'exit 3'
+expect killed_status 143 '' "$HEAPTAPE" record -o "$tmp/k.tape" -- sh -c 'kill -TERM $$'
+
+# A SIGTERM sent to heaptape reaches the program; heaptape reports its death.
+"$HEAPTAPE" record -o "$tmp/f.tape" -- sleep 30 >/dev/null 2>&1 &
+hp=$!
+sleep 0.5
+kill -TERM "$hp"
+wait "$hp"; rc=$?
+[ "$rc" = 143 ] && ok forward_sigterm || bad forward_sigterm "exit $rc, want 143"
+
+# The recorder's environment reaches the program.
+(cd "$tmp" && "$HEAPTAPE" record -o "rel.tape" --sample 2K --unwind fp --frames 7 \
+  --follow-fork -- "$CHAIN" env >"$tmp/env" 2>"$tmp/err")
+want="HEAPTAPE_OUTPUT=$(cd "$tmp" && pwd -P)/rel.tape
+HEAPTAPE_SAMPLE=2048
+HEAPTAPE_UNWIND=fp
+HEAPTAPE_FRAMES=7
+HEAPTAPE_FOLLOW_FORK=1
+HEAPTAPE_FOLLOW_EXEC=0"
+got=$(grep '^HEAPTAPE_' "$tmp/env")
+[ "$got" = "$want" ] && ok environment || bad environment "$got"
+grep -q "^LD_PRELOAD=$(cd "$HT_BUILD" && pwd -P)/libheaptape.so" "$tmp/env" \
+  && ok ld_preload || bad ld_preload "$(grep LD_PRELOAD "$tmp/env")"
+
+# The real recorder defines malloc; the placeholder library does not.
+if ! nm -D --defined-only "$HT_BUILD/libheaptape.so" 2>/dev/null | grep -qw malloc; then
+  skip recording "libheaptape.so does not interpose malloc yet"
+  echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit
+fi
+
+# Default tape name heaptape.<prog>.<pid>.tape in the current directory.
+(cd "$tmp" && "$HEAPTAPE" record -- "$CHAIN" >/dev/null 2>"$tmp/err"); rc=$?
+name=$(sed -n 's/.*; tape \(heaptape\.sym_chain\.[0-9]*\.tape\) (heaptape report .*/\1/p' "$tmp/err")
+if [ "$rc" = 0 ] && [ -n "$name" ] && [ -s "$tmp/$name" ]; then ok default_name
+else bad default_name "exit $rc; stderr: $(cat "$tmp/err")"; fi
+grep -Eq '^heaptape: [0-9]+ events, [0-9.]+ (B|KiB|MiB|GiB) allocated, peak [0-9.]+ (B|KiB|MiB|GiB); tape ' "$tmp/err" \
+  && ok summary_line || bad summary_line "$(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" = 1 ] && ok summary_one_line || bad summary_one_line "$(cat "$tmp/err")"
+
+# Symbols from the tape's dictionary: the inline chain and f3, f2, f1 with lines.
+expect record_chain 0 '' "$HEAPTAPE" record -o "$tmp/chain.tape" -- "$CHAIN"
+"$HEAPTAPE" dump "$tmp/chain.tape" >"$tmp/dump" 2>&1
+for want in "sym_inl [^ ]*sym_chain.c:$(line_of L_INL) inlined-in f3 [^ ]*sym_chain.c:$(line_of L_F3)" \
+            " f2 [^ ]*sym_chain.c:$(line_of L_F2)" " f1 [^ ]*sym_chain.c:$(line_of L_F1)" \
+            " main [^ ]*sym_chain.c:"; do
+  grep -Eq "$want" "$tmp/dump" && ok "dump: $want" || bad "dump: $want" "$(grep STACK "$tmp/dump" | head -n 8)"
+done
+# The dictionary is enough: the symbols survive the binary being gone.
+cp "$CHAIN" "$tmp/chain2"
+"$HEAPTAPE" record -o "$tmp/gone.tape" -- "$tmp/chain2" 2>/dev/null
+rm -f "$tmp/chain2"
+"$HEAPTAPE" dump "$tmp/gone.tape" 2>&1 | grep -Eq " f2 [^ ]*sym_chain.c:$(line_of L_F2)" \
+  && ok self_contained || bad self_contained
+
+# A program killed by SIGKILL leaves a tape that is still symbolised.
+expect killed_program 137 '' "$HEAPTAPE" record -o "$tmp/kill.tape" -- "$CHAIN" kill
+if [ -s "$tmp/kill.tape" ]; then
+  "$HEAPTAPE" dump "$tmp/kill.tape" 2>&1 | grep -Eq " f2 [^ ]*sym_chain.c:$(line_of L_F2)" \
+    && ok killed_symbolised || bad killed_symbolised "$(tail -n 3 "$tmp/err")"
+else
+  bad killed_symbolised "no tape"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
