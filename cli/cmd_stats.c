@@ -1,10 +1,154 @@
-/* heaptape -- `heaptape stats` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape stats`: what is on a tape: events by kind, a size
+** histogram, threads, duration, sampling, encoding cost, damage and loss. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "../include/heaptape.h"
+#include "../src/format/reader.h"
+#include "../src/analyze/model.h"
+
+static const char stats_usage[] = "usage: heaptape stats FILE\n";
+
+static const char *const stats_types[] = {
+  "?", "alloc", "free", "thread", "mark", "module", "unload", "rss", "lost",
+};
+static const char *const stats_kinds[] = {
+  "malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]",
+  "new aligned", "new[] aligned", "sized", "aligned sized", "runtime",
+};
+
+/* A terminal progress line for long passes (silent when not a TTY). */
+static void stats_progress(void *arg, uint64_t done, uint64_t total)
+{
+  struct timespec *t0 = arg, t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  if (!total || t.tv_sec - t0->tv_sec < 1) return;
+  fprintf(stderr, "\rheaptape: reading: %3.0f%%",
+          done >= total ? 100.0 : 100.0 * (double)done / (double)total);
+  t0->tv_nsec = -1;  /* mark: a line is shown */
+}
+
+/* "2^k" bounds of a histogram bucket as text. */
+static void stats_bound(char *buf, size_t len, uint64_t v)
+{
+  static const char *const unit[] = {"", "K", "M", "G", "T", "P", "E"};
+  int u = 0;
+  while (v >= 1024 && v % 1024 == 0 && u < 6) { v /= 1024; u++; }
+  snprintf(buf, len, "%" PRIu64 "%s", v, unit[u]);
+}
+
+/* Print the figures of an analysed tape. */
+static void stats_print(const char *path, HtReader *r, const HtModel *m)
+{
+  const HtHeader *h = ht_reader_header(r);
+  const HtReadStats *st = ht_reader_stats(r);
+  printf("heaptape stats of %s\n\n", path);
+  printf("  format version   %" PRIu32 "\n", h->version);
+  printf("  executable       %s (pid %" PRIu32 ")\n", h->exe && h->exe[0] ? h->exe : "(unknown)",
+         h->pid);
+  printf("  frontend         %s\n", h->frontend && h->frontend[0] ? h->frontend : "native");
+  printf("  duration         %.3f s\n", (double)m->duration / 1e9);
+  if (h->sample) printf("  sampling         one per %" PRIu64 " bytes on average\n", h->sample);
+  else printf("  sampling         every allocation\n");
+  printf("  symbolised       %s\n", h->flags & HT_F_SYMBOLIZED ? "yes" : "no");
+  printf("  file             %" PRIu64 " bytes in %" PRIu64 " packets (%" PRIu64
+         " of events)\n", st->file_bytes, st->packets, st->event_packets);
+  printf("  events           %" PRIu64 " (%.1f tape bytes per event)\n", m->events,
+         m->events ? (double)st->file_bytes / (double)m->events : 0.0);
+  if (st->has_trailer) {
+    printf("  closed           yes");
+    if (st->trailer_status != UINT64_MAX) printf(", exit status %" PRIu64, st->trailer_status);
+    printf("\n");
+  } else {
+    printf("  closed           no (no trailer)\n");
+  }
+  printf("  damaged          %" PRIu64 " packets, %" PRIu64 " bytes\n", st->damaged,
+         st->damaged_bytes);
+  printf("  truncated        %" PRIu64 " bytes\n", st->truncated_bytes);
+  printf("  lost             %" PRIu64 " events\n", st->lost > m->lost ? st->lost : m->lost);
+  if (st->foreign) printf("  other processes  %" PRIu64 " packets ignored\n", st->foreign);
+
+  printf("\nEVENTS\n");
+  for (size_t i = 1; i < HT_COUNTOF(stats_types); i++)
+    if (m->by_type[i]) printf("  %-16s %" PRIu64 "\n", stats_types[i], m->by_type[i]);
+  printf("\nALLOCATIONS BY KIND\n");
+  for (size_t i = 0; i < HT_COUNTOF(stats_kinds); i++)
+    if (m->by_kind[i]) printf("  %-16s %" PRIu64 "\n", stats_kinds[i], m->by_kind[i]);
+
+  printf("\nSIZES\n");
+  for (unsigned b = 0; b < HT_COUNTOF(m->hist); b++) {
+    if (!m->hist[b]) continue;
+    char lo[32], hi[32], range[80];
+    if (b == 0) snprintf(range, sizeof(range), "0");
+    else {
+      stats_bound(lo, sizeof(lo), 1ull << (b - 1));
+      stats_bound(hi, sizeof(hi), b == 64 ? UINT64_MAX : 1ull << b);
+      snprintf(range, sizeof(range), "%s..<%s", lo, hi);
+    }
+    printf("  %-16s %" PRIu64 "\n", range, m->hist[b]);
+  }
+
+  printf("\nTHREADS\n");
+  printf("  %-10s %-16s %10s %10s %12s %10s\n", "tid", "name", "events", "allocs",
+         "bytes", "frees");
+  for (uint32_t i = 0; i < m->nth; i++) {
+    const HtThread *t = &m->th[i];
+    printf("  %-10" PRIu32 " %-16s %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n",
+           t->tid, t->name[0] ? t->name : "-", t->events, t->allocs, t->bytes, t->frees);
+  }
+}
 
 int cmd_stats(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("stats: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(stats_usage, stdout);
+      return HT_EXIT_OK;
+    }
+    if ((argv[i][0] == '-' && argv[i][1]) || path) {
+      ht_cli_error(path ? "stats: one tape at a time; extra argument '%s'"
+                        : "stats: unknown option '%s'", argv[i]);
+      fputs(stats_usage, stderr);
+      return HT_EXIT_USAGE;
+    }
+    path = argv[i];
+  }
+  if (!path) {
+    ht_cli_error("stats: no tape given");
+    fputs(stats_usage, stderr);
+    return HT_EXIT_USAGE;
+  }
+  HtReader *r;
+  char err[256];
+  if (ht_reader_open(&r, path, err, sizeof(err))) {
+    ht_cli_error("%s: %s", path, err);
+    return HT_EXIT_FAIL;
+  }
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .arg = &t0,
+                    .progress = isatty(2) ? stats_progress : NULL};
+  HtModel m;
+  if (ht_model_init(&m, r, &mo)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_reader_close(r);
+    return HT_EXIT_FAIL;
+  }
+  ht_model_run(&m);
+  if (t0.tv_nsec == -1) fputs("\r\033[K", stderr);
+  const HtReadStats *st = ht_reader_stats(r);
+  if (st->first_error_off != UINT64_MAX)
+    ht_cli_error("warning: %s: %s%s", path, st->first_error,
+                 st->truncated_bytes && strstr(st->first_error, "truncated") ? " lost" : "");
+  stats_print(path, r, &m);
+  int failed = fflush(stdout) != 0;
+  ht_model_free(&m);
+  ht_reader_close(r);
+  return failed ? HT_EXIT_FAIL : HT_EXIT_OK;
 }
