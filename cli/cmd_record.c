@@ -1,5 +1,6 @@
 /* heaptape -- `heaptape record`: run a program under libheaptape.so, wait for
 ** it, then finalise its tape (symbols appended) and print a one-line summary. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,12 +45,14 @@ static void record_usage(FILE *f)
 "(128+N if it was killed by signal N).\n"
 "\n"
 "options:\n"
-"  -o, --output FILE      tape to write (default heaptape.<prog>.<pid>.tape)\n"
+"  -o, --output FILE      tape to write; %p stands for the pid\n"
+"                         (default heaptape.<prog>.<pid>.tape)\n"
 "      --sample BYTES     sample one allocation per BYTES on average (Poisson\n"
 "                         by bytes, K/M/G suffixes); 0 records every event\n"
 "      --unwind METHOD    libunwind (default), fp (frame pointers) or none\n"
-"      --frames N         native frames kept per stack (1..1024, default 64)\n"
-"      --follow-fork      keep recording in forked children (one tape each)\n"
+"      --frames N         native frames kept per stack (1..256, default 64)\n"
+"      --follow-fork      keep recording in forked children (one tape each,\n"
+"                         FILE.<pid> unless FILE has %p)\n"
 "      --follow-exec      keep recording in programs PROG executes\n"
 "      --no-symbols       leave the tape unsymbolised (faster; needs the\n"
 "                         binaries at report time)\n"
@@ -341,14 +344,39 @@ static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
   return rc;
 }
 
-/* Tape path for the child: -o as given, or heaptape.<prog>.<pid>.tape. */
-static char *record_tape_name(const RecOpts *o, const char *prog, pid_t pid)
+/* Expand %p in tmpl to pid (%% stays as it is); returns a malloc'd string. */
+static char *record_expand(const char *tmpl, pid_t pid)
+{
+  size_t n = strlen(tmpl) + 1;
+  for (const char *t = tmpl; (t = strstr(t, "%p")); t += 2) n += 20;
+  char *s = malloc(n), *p = s;
+  if (!s) return NULL;
+  for (; *tmpl; tmpl++) {
+    if (tmpl[0] == '%' && tmpl[1] == 'p') { p += sprintf(p, "%ld", (long)pid); tmpl++; }
+    else *p++ = *tmpl;
+  }
+  *p = 0;
+  return s;
+}
+
+/* Tape template for the child: -o as given (%p expanded by the recorder),
+** or heaptape.<prog>.<pid>.tape. */
+static char *record_tape_tmpl(const RecOpts *o, const char *prog, pid_t pid)
 {
   if (o->output) return strdup(o->output);
   const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
   size_t n = strlen(base) + 40;
   char *s = malloc(n);
   if (s) snprintf(s, n, "heaptape.%s.%ld.tape", base, (long)pid);
+  return s;
+}
+
+/* The main tape's path as the parent sees it. */
+static char *record_tape_name(const RecOpts *o, const char *prog, pid_t pid)
+{
+  char *t = record_tape_tmpl(o, prog, pid);
+  char *s = t ? record_expand(t, pid) : NULL;
+  free(t);
   return s;
 }
 
@@ -448,6 +476,80 @@ static int record_finish(const RecOpts *o, const char *tape)
   return 0;
 }
 
+/* If name is pre + digits + post + optional "-digits", the digits' value. */
+static long record_match(const char *name, const char *pre, const char *post)
+{
+  size_t a = strlen(pre), b = strlen(post);
+  if (strncmp(name, pre, a)) return -1;
+  const char *p = name + a, *d = p;
+  while (*p >= '0' && *p <= '9') p++;
+  if (p == d || p - d > 10 || strncmp(p, post, b)) return -1;
+  const char *q = p + b;
+  if (*q == '-') {
+    q++;
+    if (!*q) return -1;
+    while (*q >= '0' && *q <= '9') q++;
+  }
+  return *q ? -1 : strtol(d, NULL, 10);
+}
+
+/* Finalise the tapes that followed children wrote (template with its pid,
+** or the main tape's name plus ".<pid>"); print one line naming them. */
+static void record_children(const RecOpts *o, const char *prog, pid_t child,
+                            const char *tape)
+{
+  char *tmpl = record_tape_tmpl(o, prog, child);
+  if (!tmpl) return;
+  char *pre, *post, *pct = strstr(tmpl, "%p");
+  if (pct) {
+    *pct = 0;
+    pre = record_expand(tmpl, child);
+    post = record_expand(pct + 2, child);
+  } else {
+    size_t n = strlen(tape) + 2;
+    pre = malloc(n);
+    if (pre) snprintf(pre, n, "%s.", tape);
+    post = strdup("");
+  }
+  free(tmpl);
+  char *dir = pre ? strdup(pre) : NULL;
+  char *slash = dir ? strrchr(dir, '/') : NULL;
+  const char *bpre = pre ? (strrchr(pre, '/') ? strrchr(pre, '/') + 1 : pre) : NULL;
+  if (slash) slash[1] = 0;
+  DIR *dd = dir && post ? opendir(slash ? dir : ".") : NULL;
+  size_t done = 0;
+  char list[1024] = "";
+  struct dirent *de;
+  while (dd && (de = readdir(dd))) {
+    long pid = record_match(de->d_name, bpre, post);
+    if (pid < 0) continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
+    if (!strcmp(path, tape)) continue;
+    if (pid != child && kill((pid_t)pid, 0) == 0) {
+      ht_cli_error("%s: its process %ld still runs; tape left unsymbolised",
+                   path, pid);
+      continue;
+    }
+    HtSymSummary sum;
+    char err[512];
+    if (ht_symbolize_run(path, (o->no_symbols ? HT_SYM_NOSYMBOLS : 0), &sum,
+                         err, sizeof(err))) {
+      ht_cli_error("%s", err);
+      continue;
+    }
+    size_t l = strlen(list);
+    if (l + strlen(path) + 8 < sizeof(list)) snprintf(list + l, sizeof(list) - l, " %s", path);
+    else if (!strstr(list, " ...")) strcat(list, " ...");
+    done++;
+  }
+  if (dd) closedir(dd);
+  if (done)
+    fprintf(stderr, "heaptape: %zu more tape%s from followed processes:%s\n",
+            done, done == 1 ? "" : "s", list);
+  free(pre); free(post); free(dir);
+}
+
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
@@ -492,8 +594,8 @@ int cmd_record(int argc, char **argv)
       char *end;
       errno = 0;
       long v = strtol(optarg, &end, 10);
-      if (errno || *end || end == optarg || v < 1 || v > 1024) {
-        ht_cli_error("record: --frames: '%s' is not a number from 1 to 1024", optarg);
+      if (errno || *end || end == optarg || v < 1 || v > 256) {
+        ht_cli_error("record: --frames: '%s' is not a number from 1 to 256", optarg);
         return HT_EXIT_USAGE;
       }
       snprintf(frames, sizeof(frames), "%ld", v);
@@ -558,7 +660,7 @@ int cmd_record(int argc, char **argv)
   if (pid == 0) {
     close(pfd[0]);
     sigprocmask(SIG_SETMASK, &old, NULL);
-    char *tape = record_tape_name(&o, prog, getpid());
+    char *tape = record_tape_tmpl(&o, prog, getpid());
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
     if (abs && !record_setenv(&o, lib, abs)) {
@@ -590,6 +692,7 @@ int cmd_record(int argc, char **argv)
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
   if (tape) record_finish(&o, tape);
+  if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape);
   free(path); free(lib); free(tape);
   return rc;
 }
