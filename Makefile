@@ -79,23 +79,24 @@ $(B)/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread
 
-# Reader fuzz corpus replayed under AddressSanitizer and UBSan.
+# Each fuzz target's corpus replayed under AddressSanitizer and UBSan.
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(B)/san/regression_driver: tests/fuzz/regression_driver.c tests/fuzz/fuzz_reader.c $(CORE_SRC) $(HEADERS)
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_driver.c,$(wildcard tests/fuzz/*.c)))
+REGRESS_BIN = $(patsubst %,$(B)/san/regress_%,$(FUZZ_TARGETS))
+$(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c tests/fuzz/fuzz_reader.c $(CORE_SRC) $(LDLIBS_FORMAT)
+	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(CORE_SRC) $(LDLIBS_FORMAT) -lm
 
-test: all $(UNIT_BIN) $(HELPER_BIN) $(B)/san/regression_driver
+test: all $(UNIT_BIN) $(HELPER_BIN) $(REGRESS_BIN)
 	@sh tests/run.sh
 
 # -- Fuzzing (clang + libFuzzer) -------------------------------------------
-FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_driver.c,$(wildcard tests/fuzz/*.c)))
 FUZZTIME ?= 60
 fuzz:
 	@mkdir -p $(B)/fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	  clang $(BASEFLAGS) -fsanitize=fuzzer,address,undefined -Isrc -o $(B)/fuzz/$$t \
-	    tests/fuzz/$$t.c $(CORE_SRC) $(LDLIBS_FORMAT) || exit 1; \
+	    tests/fuzz/$$t.c $(CORE_SRC) $(LDLIBS_FORMAT) -lm || exit 1; \
 	  mkdir -p $(B)/fuzz/corpus-$$t; \
 	  $(B)/fuzz/$$t -max_total_time=$(FUZZTIME) $(B)/fuzz/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
 	done

@@ -27,9 +27,11 @@ for t in "$B"/tests/test_*; do
   "$t" >"$log" 2>&1; tally "$(basename "$t")" $?
 done
 
-if [ -x "$B/san/regression_driver" ]; then
-  "$B/san/regression_driver" tests/fuzz/corpus/* >"$log" 2>&1; tally regression_driver $?
-fi
+for t in "$B"/san/regress_*; do
+  [ -x "$t" ] || continue
+  name=${t##*/regress_}
+  "$t" "tests/fuzz/corpus/$name" >"$log" 2>&1; tally "fuzz corpus $name" $?
+done
 
 for t in tests/integration/*.sh; do
   [ -f "$t" ] || continue

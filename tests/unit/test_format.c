@@ -429,8 +429,26 @@ static void test_skips_unknown(void)
   free(m.p);
 }
 
+/* With HT_WRITE_CORPUS=DIR, also write small tapes as fuzz seeds. */
+static void write_corpus(const char *dir)
+{
+  static const struct { uint64_t seed; int nth; size_t n; int zstd; } seeds[] = {
+    {1, 1, 20, 0}, {2, 3, 200, 0}, {3, 4, 300, 1}, {4, 2, 60, 1}};
+  for (size_t i = 0; i < HT_COUNTOF(seeds); i++) {
+    Exp *exp = malloc(seeds[i].n * sizeof(Exp));
+    Mem m = gen_tape(seeds[i].seed, seeds[i].nth, seeds[i].n, seeds[i].zstd, exp);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/gen-%zu.tape", dir, i);
+    FILE *f = fopen(path, "wb");
+    if (f) { fwrite(m.p, 1, m.n, f); fclose(f); }
+    free(m.p);
+    free(exp);
+  }
+}
+
 int main(void)
 {
+  if (getenv("HT_WRITE_CORPUS")) write_corpus(getenv("HT_WRITE_CORPUS"));
   TEST(test_roundtrip);
   TEST(test_deterministic_bytes);
   TEST(test_truncated_everywhere);
