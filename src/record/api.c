@@ -1,0 +1,97 @@
+/* heaptape -- the public API (include/heaptape.h) over the recorder:
+** embedded start/stop with a writer callback, marks, pools, runtime events. */
+#include <string.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "../../include/heaptape.h"
+
+/* Start recording through the caller's writer. */
+HT_API int heaptape_start(const struct heaptape_options *opt)
+{
+  if (!opt || !opt->writer || opt->frames < 0 || opt->frames > HT_MAXFRAMES ||
+      opt->unwind < 0 || opt->unwind > HEAPTAPE_UNWIND_NONE)
+    return HEAPTAPE_E_MISUSE;
+  HtTapeInfo info = { 0 };
+  static const int unw[] = { HT_UNWIND_LIBUNWIND, HT_UNWIND_LIBUNWIND, HT_UNWIND_FP,
+                             HT_UNWIND_NONE };
+  info.unwind = (uint32_t)(opt->unwind == HEAPTAPE_UNWIND_DEFAULT ? ht_opt.unwind
+                                                                  : unw[opt->unwind]);
+  info.frames = (uint32_t)(opt->frames ? opt->frames : ht_opt.frames ? ht_opt.frames : 64);
+  info.sample = opt->sample_bytes;
+  info.frontend = opt->frontend ? opt->frontend : "native";
+  static char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[n > 0 ? n : 0] = 0;
+  info.exe = exe;
+  int rc = ht_tape_start(opt->writer, opt->arg, opt->on_stop, &info);
+  if (!rc && !opt->native) atomic_store(&ht_g.native, 0);
+  return rc;
+}
+
+/* Stop recording: drain, dictionary, trailer, on_stop. */
+HT_API int heaptape_stop(void) { return ht_tape_stop(UINT64_MAX); }
+
+/* 1 while recording. */
+HT_API int heaptape_is_running(void) { return atomic_load(&ht_g.running); }
+
+/* A labelled mark. */
+HT_API int heaptape_mark(const char *label)
+{
+  if (!atomic_load(&ht_g.running)) return HEAPTAPE_E_NOTRUNNING;
+  return ht_record_event_string(HT_R_MARK, label ? label : "");
+}
+
+/* Name the calling thread. */
+HT_API int heaptape_thread_name(const char *name)
+{
+  if (!atomic_load(&ht_g.running)) return HEAPTAPE_E_NOTRUNNING;
+  return ht_record_event_string(HT_R_THREAD, name ? name : "");
+}
+
+/* A pool handed out a block: native stack, kind malloc. */
+HT_API int heaptape_pool_alloc(const void *ptr, size_t size)
+{
+  return ptr ? ht_record_event_alloc(ptr, size, HT_K_MALLOC, NULL, 0) : HEAPTAPE_E_MISUSE;
+}
+
+/* A pool takes a block back. */
+HT_API int heaptape_pool_free(const void *ptr)
+{
+  return ht_record_event_free(ptr, HT_K_MALLOC);
+}
+
+/* Declare a runtime location (written in the dictionary at stop). */
+HT_API int heaptape_loc_declare(heaptape_loc_t id, int kind, const char *name,
+                                const char *file, uint32_t line, uint64_t aux)
+{
+  if (kind < HEAPTAPE_LOC_INTERNAL || kind > HEAPTAPE_LOC_OTHER) return HEAPTAPE_E_MISUSE;
+  return ht_tape_loc(id, kind, name, file, line, aux);
+}
+
+#define RT_KIND (HT_K_RUNTIME | HT_K_DOMAIN_RT)
+
+/* Runtime allocation with the runtime's own stack (locs outermost first). */
+HT_API int heaptape_rt_alloc(const heaptape_loc_t *locs, size_t depth,
+                             const void *ptr, size_t size)
+{
+  if (!ptr || (depth && !locs)) return HEAPTAPE_E_MISUSE;
+  uint64_t v[HT_MAXFRAMES];
+  if (depth > HT_MAXFRAMES) { locs += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
+  for (size_t i = 0; i < depth; i++) v[i] = locs[i] << 1 | 1;
+  return ht_record_event_alloc(ptr, size, RT_KIND, v, depth);
+}
+
+/* Runtime free. */
+HT_API int heaptape_rt_free(const void *ptr)
+{
+  return ht_record_event_free(ptr, RT_KIND);
+}
+
+/* Runtime realloc: FREE(old) then ALLOC(new). */
+HT_API int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
+                               const void *old_ptr, const void *new_ptr, size_t size)
+{
+  if (old_ptr) ht_record_event_free(old_ptr, RT_KIND);
+  return new_ptr ? heaptape_rt_alloc(locs, depth, new_ptr, size) : 0;
+}

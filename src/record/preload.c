@@ -1,0 +1,156 @@
+/* heaptape -- the only file defining libc's allocator names and C++'s operator
+** new/delete (mangled): thin forwards into ht_record_*. */
+#pragma GCC optimize("no-omit-frame-pointer")
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define PRELOAD HT_API
+
+/* -- C ---------------------------------------------------------------------- */
+
+PRELOAD void *malloc(size_t n) { return ht_record_malloc(n, HT_K_MALLOC); }
+PRELOAD void *calloc(size_t n, size_t m) { return ht_record_calloc(n, m); }
+PRELOAD void *realloc(void *p, size_t n) { return ht_record_realloc(p, n); }
+PRELOAD void free(void *p) { ht_record_free(p, HT_K_MALLOC, 0); }
+PRELOAD void *memalign(size_t a, size_t n) { return ht_record_memalign(a, n, HT_K_ALIGNED); }
+PRELOAD void *valloc(size_t n) { return ht_record_valloc(n, 0); }
+PRELOAD void *pvalloc(size_t n) { return ht_record_valloc(n, 1); }
+
+/* reallocarray: realloc with an overflow check. */
+PRELOAD void *reallocarray(void *p, size_t n, size_t m)
+{
+  size_t b;
+  if (__builtin_mul_overflow(n, m, &b)) { errno = ENOMEM; return NULL; }
+  return ht_record_realloc(p, b);
+}
+
+/* Is a a power of two? */
+HT_INLINE int preload_pow2(size_t a) { return a && !(a & (a - 1)); }
+
+/* posix_memalign: alignment must be a power of two multiple of sizeof(void *). */
+PRELOAD int posix_memalign(void **out, size_t a, size_t n)
+{
+  if (!preload_pow2(a) || a % sizeof(void *)) return EINVAL;
+  void *p = ht_record_memalign(a, n, HT_K_ALIGNED);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+/* aligned_alloc: C11; a power-of-two alignment. */
+PRELOAD void *aligned_alloc(size_t a, size_t n)
+{
+  if (!preload_pow2(a)) { errno = EINVAL; return NULL; }
+  return ht_record_memalign(a, n, HT_K_ALIGNED);
+}
+
+/* C23 sized frees. */
+PRELOAD void free_sized(void *p, size_t n) { ht_record_free(p, HT_K_SIZED, n); }
+PRELOAD void free_aligned_sized(void *p, size_t a, size_t n)
+{
+  (void)a;
+  ht_record_free(p, HT_K_ALIGNED_SIZED, n);
+}
+
+/* malloc_usable_size: glibc's own answer (blocks are glibc's, unchanged). */
+PRELOAD size_t malloc_usable_size(void *p)
+{
+  static size_t (*real)(void *);
+  if (!p) return 0;
+  if (!real) {
+    ht_guard++;
+    real = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    ht_guard--;
+    if (!real) return 0;
+  }
+  return real(p);
+}
+
+/* _exit and _Exit skip atexit and destructors: finalise the tape here. */
+PRELOAD void _exit(int status)
+{
+  ht_record_exit(status);
+  for (;;) syscall(SYS_exit_group, status);
+}
+PRELOAD void _Exit(int status)
+{
+  ht_record_exit(status);
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+/* -- C++ operator new / delete ------------------------------------------------ */
+/* On failure the real operator (libstdc++, via dlsym) runs the new_handler
+** loop and throws std::bad_alloc, outside our guard. */
+
+typedef void *(*NewFn)(size_t);
+typedef void *(*NewAFn)(size_t, size_t);
+typedef void *(*NewNtFn)(size_t, const void *);
+typedef void *(*NewANtFn)(size_t, size_t, const void *);
+
+/* The next definition of an operator new. */
+static void *preload_next(const char *sym)
+{
+  ht_guard++;
+  void *f = dlsym(RTLD_NEXT, sym);
+  ht_guard--;
+  if (!f) abort();
+  return f;
+}
+
+#define NEW_PLAIN(name, kind) \
+  PRELOAD void *name(size_t n) \
+  { \
+    void *p = ht_record_malloc(n, kind); \
+    return p ? p : ((NewFn)preload_next(#name))(n); \
+  }
+#define NEW_NOTHROW(name, kind) \
+  PRELOAD void *name(size_t n, const void *nt) \
+  { \
+    void *p = ht_record_malloc(n, kind); \
+    return p ? p : ((NewNtFn)preload_next(#name))(n, nt); \
+  }
+#define NEW_ALIGN(name, kind) \
+  PRELOAD void *name(size_t n, size_t a) \
+  { \
+    void *p = ht_record_memalign(a, n, kind); \
+    return p ? p : ((NewAFn)preload_next(#name))(n, a); \
+  }
+#define NEW_ALIGN_NOTHROW(name, kind) \
+  PRELOAD void *name(size_t n, size_t a, const void *nt) \
+  { \
+    void *p = ht_record_memalign(a, n, kind); \
+    return p ? p : ((NewANtFn)preload_next(#name))(n, a, nt); \
+  }
+
+NEW_PLAIN(_Znwm, HT_K_NEW)                                    /* new(size_t) */
+NEW_PLAIN(_Znam, HT_K_NEW_ARRAY)                              /* new[](size_t) */
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t, HT_K_NEW)                    /* new(size_t, nothrow) */
+NEW_NOTHROW(_ZnamRKSt9nothrow_t, HT_K_NEW_ARRAY)
+NEW_ALIGN(_ZnwmSt11align_val_t, HT_K_NEW_ALIGNED)             /* new(size_t, align) */
+NEW_ALIGN(_ZnamSt11align_val_t, HT_K_NEW_ARRAY_ALIGNED)
+NEW_ALIGN_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, HT_K_NEW_ALIGNED)
+NEW_ALIGN_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, HT_K_NEW_ARRAY_ALIGNED)
+
+/* delete(void*) family: plain, array, nothrow. */
+PRELOAD void _ZdlPv(void *p) { ht_record_free(p, HT_K_NEW, 0); }
+PRELOAD void _ZdaPv(void *p) { ht_record_free(p, HT_K_NEW_ARRAY, 0); }
+PRELOAD void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; ht_record_free(p, HT_K_NEW, 0); }
+PRELOAD void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; ht_record_free(p, HT_K_NEW_ARRAY, 0); }
+/* Sized delete. */
+PRELOAD void _ZdlPvm(void *p, size_t n) { ht_record_free(p, HT_K_SIZED, n); }
+PRELOAD void _ZdaPvm(void *p, size_t n) { ht_record_free(p, HT_K_SIZED, n); }
+/* Aligned delete. */
+PRELOAD void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; ht_record_free(p, HT_K_NEW_ALIGNED, 0); }
+PRELOAD void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; ht_record_free(p, HT_K_NEW_ARRAY_ALIGNED, 0); }
+PRELOAD void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *nt)
+{ (void)a; (void)nt; ht_record_free(p, HT_K_NEW_ALIGNED, 0); }
+PRELOAD void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *nt)
+{ (void)a; (void)nt; ht_record_free(p, HT_K_NEW_ARRAY_ALIGNED, 0); }
+/* Sized aligned delete. */
+PRELOAD void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)a; ht_record_free(p, HT_K_ALIGNED_SIZED, n); }
+PRELOAD void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)a; ht_record_free(p, HT_K_ALIGNED_SIZED, n); }

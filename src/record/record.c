@@ -1,0 +1,498 @@
+/* heaptape -- the recorder's hot path: per-thread records, stack tree, events.
+** guard -> real allocator -> unwind -> append; no lock, no malloc, no syscall. */
+#pragma GCC optimize("no-omit-frame-pointer")
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "record.h"
+
+HT_TLS int ht_guard;                 /* >0 while inside the recorder */
+static HT_TLS ThreadRec *tls_rec;    /* this thread's record */
+static HT_TLS int tls_dead;          /* key destructors are done: never record */
+HtGlobal ht_g;
+
+static pthread_key_t rec_key;        /* runs rec_key_dtor at thread exit */
+static _Atomic uint64_t rec_count;   /* thread records claimed (seeds PRNGs) */
+
+#define REC_SLOTS (1u << 15)         /* stack tree hash slots per thread */
+#define REC_NODES (REC_SLOTS / 2)    /* nodes before the tree restarts */
+/* Room reserved once per event: RESET, STACK, TIME and two ALLOC/FREE. */
+#define REC_NEED(n) (1 + 1 + 2 * HT_ULEB_MAX + (size_t)(n) * HT_ULEB_MAX + \
+                     1 + HT_ULEB_MAX + 2 * HT_REC_MAX)
+
+/* -- Thread records ------------------------------------------------------- */
+
+static int rec_revive(ThreadRec *t);
+
+/* Try to own t's stream: 0 -> 1. A stopped stream (3) revives on restart. */
+HT_INLINE int rec_enter(ThreadRec *t)
+{
+  int exp = 0;
+  while (!atomic_compare_exchange_weak_explicit(&t->state, &exp, 1,
+                                                memory_order_acquire,
+                                                memory_order_relaxed)) {
+    if (exp == 3) return rec_revive(t);
+    exp = 0;
+    __builtin_ia32_pause();
+  }
+  return 1;
+}
+
+/* Release t's stream to the flusher. */
+HT_INLINE void rec_leave(ThreadRec *t)
+{
+  atomic_store_explicit(&t->state, 0, memory_order_release);
+}
+
+/* Flush hook of a thread's stream: hand the full body to the writer thread. */
+static void rec_flush(HtStream *s, void *ctx)
+{
+  ThreadRec *t = ctx;
+  HtBuf *nb = ht_buf_get();
+  for (int i = 0; !nb && i < 2000 && atomic_load(&ht_g.running); i++) {
+    struct timespec ts = { 0, 500000 };  /* writer behind: wait up to ~1 s */
+    nanosleep(&ts, NULL);
+    nb = ht_buf_get();
+  }
+  if (!nb) {                            /* drop the body, say so later */
+    t->lost += s->nev;
+    atomic_fetch_add(&ht_g.lost, s->nev);
+    t->reset_pending = 1;
+    ht_stream_reset(s);
+    return;
+  }
+  ht_buf_queue(t->buf, s);
+  t->buf = nb;
+  s->buf = s->p = nb->body;
+  s->end = nb->body + HT_BUFBODY;
+  ht_stream_reset(s);
+}
+
+/* Give t a fresh stream for the calling thread. */
+void ht_record_thread_init(ThreadRec *t)
+{
+  ht_stream_init(&t->st, t->buf->body, HT_BUFBODY, ht_g.pid, t->tid, rec_flush, t);
+  t->st.ts_prev = t->st.ts0 = ht_clock_coarse();
+  ht_stream_stack_reset(&t->st);       /* the kernel may reuse a dead tid */
+  if (t->next_id > 1 || !t->next_id) memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+  t->next_id = 1;
+  t->prev_n = 0;
+  t->reset_pending = 0;
+  uint64_t k = atomic_fetch_add(&rec_count, 1) + 1;
+  t->rng = ht_opt.seed * 0x9e3779b97f4a7c15ULL + k * 0xbf58476d1ce4e5b9ULL + 1;
+  t->sample_left = ht_g.sample ? ht_sampler_gap(&t->rng, ht_g.sample) : 0;
+  t->stk_lo = t->stk_hi = 0;
+  if (ht_g.unwind == HT_UNWIND_FP) {
+    pthread_attr_t a;
+    void *lo; size_t sz;
+    if (!pthread_getattr_np(pthread_self(), &a)) {
+      if (!pthread_attr_getstack(&a, &lo, &sz)) {
+        t->stk_lo = (uintptr_t)lo;
+        t->stk_hi = (uintptr_t)lo + sz;
+      }
+      pthread_attr_destroy(&a);
+    }
+  }
+}
+
+/* Claim a record for the calling thread (first event of a thread). */
+static HT_NOINLINE ThreadRec *rec_claim(void)
+{
+  if (tls_dead || !atomic_load(&ht_g.running)) return NULL;
+  ThreadRec *t = NULL;
+  for (ThreadRec *r = atomic_load(&ht_g.threads); r; r = r->next) {
+    int one = 1;
+    if (atomic_load(&r->linger) == 1 &&
+        atomic_compare_exchange_strong(&r->linger, &one, 0)) { t = r; break; }
+  }
+  HtBuf *b = ht_buf_get();
+  if (!b) {
+    if (t) atomic_store(&t->linger, 1);
+    return NULL;
+  }
+  if (!t) {
+    t = ht_arena_alloc(sizeof(*t));
+    StackNode *nodes = ht_arena_alloc(REC_SLOTS * sizeof(StackNode));
+    if (!t || !nodes) return NULL;      /* (leaks a page; out of memory anyway) */
+    t->nodes = nodes;
+    t->nodes_mask = REC_SLOTS - 1;
+    atomic_store(&t->state, 2);          /* not flushable until initialised */
+    ThreadRec *h = atomic_load(&ht_g.threads);
+    do t->next = h; while (!atomic_compare_exchange_weak(&ht_g.threads, &h, t));
+  } else {
+    for (;;) {                           /* flusher may be looking at it */
+      int exp = atomic_load(&t->state);
+      if ((exp == 0 || exp == 3) && atomic_compare_exchange_weak(&t->state, &exp, 2)) break;
+      __builtin_ia32_pause();
+    }
+  }
+  t->buf = b;
+  t->tid = (uint32_t)syscall(SYS_gettid);
+  t->pid = ht_g.pid;
+  ht_record_thread_init(t);
+  char name[17] = "";
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  ht_stream_string(&t->st, HT_R_THREAD, atomic_fetch_add(&ht_g.seq, 1), name,
+                   strlen(name));
+  atomic_store_explicit(&t->state, 0, memory_order_release);
+  tls_rec = t;
+  pthread_setspecific(rec_key, (void *)(uintptr_t)1);
+  return t;
+}
+
+/* This thread's record, claimed on first use. */
+HT_INLINE ThreadRec *rec_get(void)
+{
+  ThreadRec *t = tls_rec;
+  if (HT_LIKELY(t != NULL)) return t;
+  return rec_claim();
+}
+
+/* A stream closed by a previous stop, used again after a restart (owner). */
+static HT_NOINLINE int rec_revive(ThreadRec *t)
+{
+  if (!atomic_load(&ht_g.running)) return 0;
+  int exp = 3;
+  if (!atomic_compare_exchange_strong(&t->state, &exp, 2)) return rec_enter(t);
+  HtBuf *b = ht_buf_get();
+  if (!b) { atomic_store(&t->state, 3); return 0; }
+  t->buf = b;
+  ht_record_thread_init(t);
+  atomic_store_explicit(&t->state, 1, memory_order_release);
+  return 1;
+}
+
+/* Thread exit: after other key destructors ran, flush and retire the record. */
+static void rec_key_dtor(void *v)
+{
+  uintptr_t round = (uintptr_t)v;
+  if (round < 3) {                     /* let other destructors run first */
+    pthread_setspecific(rec_key, (void *)(round + 1));
+    return;
+  }
+  ht_guard++;
+  ThreadRec *t = tls_rec;
+  tls_rec = NULL;
+  tls_dead = 1;
+  if (t && rec_enter(t)) {
+    if (t->buf) {
+      if (t->st.p != t->st.buf) ht_buf_queue(t->buf, &t->st);
+      else ht_buf_queue(t->buf, NULL);  /* empty: back to the pool */
+      t->buf = NULL;
+    }
+    t->st.buf = t->st.p = t->st.end = NULL;
+    rec_leave(t);
+    atomic_store(&t->linger, 1);
+  }
+  ht_guard--;
+}
+
+/* Take a partially filled buffer away from t (writer thread); final closes t. */
+int ht_record_steal(ThreadRec *t, int final)
+{
+  int exp = 0;
+  if (!atomic_compare_exchange_strong_explicit(&t->state, &exp, 2,
+                                               memory_order_acquire,
+                                               memory_order_relaxed))
+    return exp == 3;
+  if (t->buf && t->st.p != t->st.buf) {
+    HtBuf *nb = final ? NULL : ht_buf_get();
+    if (nb || final) {
+      ht_buf_queue(t->buf, &t->st);
+      t->buf = nb;
+      if (nb) {
+        t->st.buf = t->st.p = nb->body;
+        t->st.end = nb->body + HT_BUFBODY;
+        ht_stream_reset(&t->st);
+      }
+    }
+  }
+  if (final) t->st.buf = t->st.p = t->st.end = NULL;
+  atomic_store_explicit(&t->state, final ? 3 : 0, memory_order_release);
+  return 1;
+}
+
+/* Forget every thread record (fork child): the parent's threads are gone. */
+void ht_record_forget_threads(void)
+{
+  atomic_store(&ht_g.threads, NULL);
+  tls_rec = NULL;
+  tls_dead = 0;
+}
+
+/* -- Stack tree ----------------------------------------------------------- */
+
+/* Slot of (parent, value) in t's table: the match or the empty slot to use. */
+HT_INLINE StackNode *rec_slot(ThreadRec *t, uint32_t parent, uint64_t value)
+{
+  uint64_t h = (value ^ ((uint64_t)parent << 40) ^ parent) * 0x9e3779b97f4a7c15ULL;
+  uint32_t i = (uint32_t)(h >> 40) & t->nodes_mask;
+  for (;;) {
+    StackNode *n = &t->nodes[i];
+    if (!n->value || (n->value == value && n->parent == parent)) return n;
+    i = (i + 1) & t->nodes_mask;
+  }
+}
+
+/* Map a stack (values outermost first) to its leaf id, defining new nodes. */
+static uint32_t rec_stack(ThreadRec *t, const uint64_t *v, uint32_t n)
+{
+  uint32_t i = 0, parent = 0;
+  uint32_t m = n < t->prev_n ? n : t->prev_n;
+  while (i < m && t->prev_val[i] == v[i]) i++;
+  if (i) parent = t->prev_id[i - 1];
+  for (; i < n; i++) {                  /* known continuations */
+    StackNode *s = rec_slot(t, parent, v[i]);
+    if (!s->value) break;
+    parent = t->prev_id[i] = s->id;
+    t->prev_val[i] = v[i];
+  }
+  if (i < n) {                          /* the rest is new: one STACK record */
+    if (t->next_id + (n - i) > REC_NODES) {
+      ht_stream_stack_reset(&t->st);
+      memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+      t->next_id = 1;
+      i = 0;
+      parent = 0;
+    }
+    ht_stream_stack_define(&t->st, t->next_id, parent, v + i, n - i);
+    for (; i < n; i++) {
+      StackNode *s = rec_slot(t, parent, v[i]);
+      s->value = v[i];
+      s->parent = parent;
+      s->id = t->next_id++;
+      parent = t->prev_id[i] = s->id;
+      t->prev_val[i] = v[i];
+    }
+  }
+  t->prev_n = n;
+  return n ? t->prev_id[n - 1] : 0;
+}
+
+/* Capture the native stack, skipping heaptape's own frames; values outermost first. */
+static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
+{
+  uintptr_t ips[HT_MAXFRAMES + 8];
+  int max = ht_g.frames + 8, n = 0;
+  if (ht_g.unwind == HT_UNWIND_LIBUNWIND) n = ht_unwind_libunwind(ips, max);
+  else if (ht_g.unwind == HT_UNWIND_FP) n = ht_unwind_fp(ips, max, t->stk_lo, t->stk_hi);
+  int k = 0;
+  while (k < n && ips[k] >= ht_g.self_lo && ips[k] < ht_g.self_hi) k++;
+  int m = n - k;
+  if (m > ht_g.frames) m = ht_g.frames;
+  for (int j = 0; j < m; j++) v[j] = (uint64_t)ips[k + m - 1 - j] << 1;
+  return (uint32_t)m;
+}
+
+/* -- Events --------------------------------------------------------------- */
+
+/* Prepare t's stream for one event with a stack of n frames (owner holds t). */
+HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
+{
+  ht_stream_need(&t->st, REC_NEED(n));
+  if (HT_UNLIKELY(t->reset_pending)) {
+    t->reset_pending = 0;
+    ht_stream_stack_reset(&t->st);
+    memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+    t->next_id = 1;
+    t->prev_n = 0;
+  }
+  if (HT_UNLIKELY(t->lost)) {
+    ht_stream_value(&t->st, HT_R_LOST, atomic_fetch_add(&ht_g.seq, 1), t->lost);
+    t->lost = 0;
+  }
+  ht_stream_time(&t->st, ht_clock_coarse());
+}
+
+/* Sampling decision for a new block of n bytes at p; 1 = record it. */
+HT_INLINE int rec_sample(ThreadRec *t, const void *p, uint64_t n)
+{
+  if (HT_LIKELY(!ht_g.sample)) return 1;
+  t->sample_left -= (int64_t)n;
+  if (HT_LIKELY(t->sample_left > 0)) return 0;
+  while (t->sample_left <= 0) t->sample_left += ht_sampler_gap(&t->rng, ht_g.sample);
+  return ht_sampler_add((uintptr_t)p) == 0;
+}
+
+/* Record an allocation already made; vals/depth give a runtime stack. */
+static void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t align,
+                      const uint64_t *rt, uint32_t depth)
+{
+  ThreadRec *t = rec_get();
+  if (HT_UNLIKELY(!t) || !rec_sample(t, p, n)) return;
+  uint64_t v[HT_MAXFRAMES];
+  uint32_t nf;
+  if (rt) {
+    nf = depth > HT_MAXFRAMES ? HT_MAXFRAMES : depth;
+    for (uint32_t i = 0; i < nf; i++) v[i] = rt[i];
+  } else {
+    nf = rec_capture(t, v);
+  }
+  uint64_t seq = atomic_fetch_add_explicit(&ht_g.seq, 1, memory_order_relaxed);
+  if (!rec_enter(t)) return;
+  rec_prepare(t, nf);
+  uint32_t leaf = rec_stack(t, v, nf);
+  ht_stream_alloc(&t->st, seq, kind, n, (uintptr_t)p, leaf, align, 0);
+  rec_leave(t);
+}
+
+/* Take the sequence number of a free before the real call; 0 = not recorded. */
+HT_INLINE uint64_t rec_free_seq(ThreadRec **tp, const void *p)
+{
+  ThreadRec *t = rec_get();
+  if (HT_UNLIKELY(!t)) return 0;
+  if (ht_g.sample && !ht_sampler_remove((uintptr_t)p)) return 0;
+  *tp = t;
+  return atomic_fetch_add_explicit(&ht_g.seq, 1, memory_order_relaxed);
+}
+
+/* Write a FREE taken with rec_free_seq. */
+HT_INLINE void rec_free_emit(ThreadRec *t, uint64_t seq, const void *p,
+                             unsigned kind, uint64_t size)
+{
+  if (!rec_enter(t)) return;
+  rec_prepare(t, 0);
+  ht_stream_free(&t->st, seq, kind, (uintptr_t)p, size);
+  rec_leave(t);
+}
+
+/* Recording native events right now, and not re-entering? */
+HT_INLINE int rec_on(void)
+{
+  return HT_LIKELY(!ht_guard) &&
+         atomic_load_explicit(&ht_g.native, memory_order_relaxed);
+}
+
+/* malloc and the operator new family. */
+void *ht_record_malloc(size_t n, unsigned kind)
+{
+  if (!rec_on()) return __libc_malloc(n);
+  ht_guard++;
+  void *p = __libc_malloc(n);
+  if (p) rec_alloc(p, n, kind, 0, NULL, 0);
+  ht_guard--;
+  return p;
+}
+
+/* calloc. */
+void *ht_record_calloc(size_t n, size_t m)
+{
+  if (!rec_on()) return __libc_calloc(n, m);
+  ht_guard++;
+  void *p = __libc_calloc(n, m);
+  if (p) rec_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, NULL, 0);
+  ht_guard--;
+  return p;
+}
+
+/* memalign, aligned_alloc, posix_memalign and aligned new. */
+void *ht_record_memalign(size_t align, size_t n, unsigned kind)
+{
+  if (!rec_on()) return __libc_memalign(align, n);
+  ht_guard++;
+  void *p = __libc_memalign(align, n);
+  if (p) rec_alloc(p, n, kind, align, NULL, 0);
+  ht_guard--;
+  return p;
+}
+
+/* valloc and pvalloc. */
+void *ht_record_valloc(size_t n, int page_round)
+{
+  if (!rec_on()) return page_round ? __libc_pvalloc(n) : __libc_valloc(n);
+  ht_guard++;
+  void *p = page_round ? __libc_pvalloc(n) : __libc_valloc(n);
+  if (p) rec_alloc(p, n, HT_K_VALLOC, 0, NULL, 0);
+  ht_guard--;
+  return p;
+}
+
+/* realloc: FREE(old) at seq1 taken before the call, ALLOC(new) at seq2 after. */
+void *ht_record_realloc(void *p, size_t n)
+{
+  if (!p) return ht_record_malloc(n, HT_K_REALLOC);
+  if (!rec_on()) return __libc_realloc(p, n);
+  ht_guard++;
+  ThreadRec *t = NULL;
+  uint64_t seq1 = rec_free_seq(&t, p);
+  void *q = __libc_realloc(p, n);
+  if (q) {
+    if (seq1) rec_free_emit(t, seq1, p, HT_K_REALLOC, 0);
+    rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0);
+  } else if (n == 0) {                  /* realloc(p, 0) freed p */
+    if (seq1) rec_free_emit(t, seq1, p, HT_K_REALLOC, 0);
+  } else if (seq1 && ht_g.sample) {
+    ht_sampler_add((uintptr_t)p);       /* failed: p stays live and sampled */
+  }
+  ht_guard--;
+  return q;
+}
+
+/* free, delete and their sized variants. */
+void ht_record_free(void *p, unsigned kind, size_t size)
+{
+  if (!p) return;
+  if (!rec_on()) { __libc_free(p); return; }
+  ht_guard++;
+  ThreadRec *t = NULL;
+  uint64_t seq = rec_free_seq(&t, p);
+  if (seq) rec_free_emit(t, seq, p, kind, size);
+  __libc_free(p);
+  ht_guard--;
+}
+
+/* -- Events reported through the public API -------------------------------- */
+
+/* Allocation the caller made itself (pool or runtime). */
+int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
+                          const uint64_t *rt_vals, size_t depth)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard) return 0;
+  ht_guard++;
+  rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0);
+  ht_guard--;
+  return 0;
+}
+
+/* Free the caller is about to make (pool or runtime). */
+int ht_record_event_free(const void *p, unsigned kind)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard || !p) return 0;
+  ht_guard++;
+  ThreadRec *t = NULL;
+  uint64_t seq = rec_free_seq(&t, p);
+  if (seq) rec_free_emit(t, seq, p, kind, 0);
+  ht_guard--;
+  return 0;
+}
+
+/* THREAD or MARK record from the calling thread. */
+int ht_record_event_string(unsigned type, const char *s)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard) return 0;
+  ht_guard++;
+  ThreadRec *t = rec_get();
+  if (t) {
+    uint64_t seq = atomic_fetch_add(&ht_g.seq, 1);
+    if (rec_enter(t)) {
+      size_t len = strnlen(s, 4096);
+      ht_stream_need(&t->st, 2 * HT_ULEB_MAX + len + 16);
+      ht_stream_time(&t->st, ht_clock_coarse());
+      ht_stream_string(&t->st, type, seq, s, len);
+      rec_leave(t);
+    }
+  }
+  ht_guard--;
+  return 0;
+}
+
+/* Create the thread-exit key (once, from the constructor). */
+void ht_record_setup(void) HT_HIDDEN;
+void ht_record_setup(void)
+{
+  pthread_key_create(&rec_key, rec_key_dtor);
+}

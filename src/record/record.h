@@ -1,0 +1,177 @@
+/* heaptape -- the in-process recorder: internal interface between its files.
+** preload.c forwards libc names into ht_record_*; tape.c owns the output. */
+#ifndef HT_RECORD_H
+#define HT_RECORD_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../format/writer.h"
+
+/* -- glibc's real allocator (no dlsym, so no recursion) -------------------- */
+extern void *__libc_malloc(size_t n);
+extern void __libc_free(void *p);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void *__libc_valloc(size_t n);
+extern void *__libc_pvalloc(size_t n);
+
+#define HT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define HT_MAXFRAMES 256          /* hard cap of HEAPTAPE_FRAMES */
+#define HT_BUFBODY (64u << 10)    /* per-thread packet body */
+
+/* -- Options (options.c) --------------------------------------------------- */
+typedef struct HtOptions {
+  char output[4096];     /* HEAPTAPE_OUTPUT, unexpanded */
+  uint64_t sample;       /* HEAPTAPE_SAMPLE: mean bytes between samples, 0 = all */
+  int unwind;            /* HT_UNWIND_* */
+  int frames;            /* HEAPTAPE_FRAMES */
+  int follow_fork;       /* HEAPTAPE_FOLLOW_FORK */
+  int follow_exec;       /* HEAPTAPE_FOLLOW_EXEC */
+  uint64_t seed;         /* HEAPTAPE_SEED */
+} HtOptions;
+
+extern HtOptions ht_opt HT_HIDDEN;
+/* Read every HEAPTAPE_* variable into ht_opt (no allocation). */
+void ht_options_load(void) HT_HIDDEN;
+/* Print "heaptape: <msg>" to stderr without allocating; capped. */
+void ht_log(const char *fmt, ...) HT_HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* -- Arena (tape.c) --------------------------------------------------------- */
+/* Zeroed memory straight from mmap, page-rounded; NULL on failure. */
+void *ht_arena_alloc(size_t n) HT_HIDDEN;
+void ht_arena_free(void *p, size_t n) HT_HIDDEN;
+
+/* -- Buffers: a fixed reserved region, handed around by index --------------- */
+typedef struct HtBuf {
+  uint32_t next;         /* index + 1 of the next buffer in a stack, 0 = end */
+  uint32_t nev;          /* seq-bearing records in the body */
+  uint32_t len;          /* bytes of body used */
+  uint32_t tid;          /* thread of the body */
+  uint16_t gen0;         /* stack generation at body start */
+  uint64_t seq0, seq1;   /* first event's and last written sequence number */
+  uint64_t ts0;          /* timestamp at body start */
+  uint8_t body[HT_BUFBODY]; /* packet body */
+} HtBuf;
+
+/* A free buffer, or NULL when none is left. */
+HtBuf *ht_buf_get(void) HT_HIDDEN;
+/* Seal s's body into its buffer and queue it for the writer thread. */
+void ht_buf_queue(HtBuf *b, const struct HtStream *s) HT_HIDDEN;
+
+/* -- Per-thread state (record.c) -------------------------------------------- */
+typedef struct StackNode {
+  uint64_t value;        /* frame value (ip << 1), 0 = empty slot */
+  uint32_t parent;       /* parent node id */
+  uint32_t id;           /* this node's id */
+} StackNode;
+
+typedef struct ThreadRec {
+  _Atomic int state;     /* 0 idle, 1 owner appending, 2 flusher swapping */
+  _Atomic int linger;    /* 1 after its thread's last key destructor */
+  uint64_t linger_ns;    /* when it started lingering */
+  struct ThreadRec *next;/* registry list (push-only) */
+  HtStream st;           /* the encoder */
+  HtBuf *buf;            /* buffer under st (NULL: none) */
+  uint32_t tid;          /* kernel thread id */
+  uint32_t pid;          /* process the record belongs to */
+  int reset_pending;     /* stack tree must restart (after a drop) */
+  uint64_t lost;         /* events dropped, not yet reported */
+  StackNode *nodes;      /* stack tree hash table */
+  uint32_t nodes_mask;   /* slots - 1 */
+  uint32_t next_id;      /* next stack id to define */
+  uint32_t prev_n;       /* frames of the previous stack */
+  uint64_t prev_val[HT_MAXFRAMES]; /* previous stack, outermost first */
+  uint32_t prev_id[HT_MAXFRAMES];  /* its node ids */
+  int64_t sample_left;   /* bytes until the next sample point */
+  uint64_t rng;          /* PRNG state */
+  uintptr_t stk_lo, stk_hi; /* stack bounds for frame-pointer checks */
+} ThreadRec;
+
+/* Global recorder state shared by record.c and tape.c. */
+typedef struct HtGlobal {
+  _Atomic int running;   /* recording native/runtime events */
+  _Atomic int native;    /* record the process's malloc/free */
+  _Atomic uint64_t seq;  /* global sequence counter (next to hand out) */
+  _Atomic(ThreadRec *) threads; /* registry of thread records */
+  _Atomic uint64_t lost; /* events dropped overall */
+  uint32_t pid;          /* recording process */
+  uint64_t t0;           /* CLOCK_MONOTONIC at start, ns */
+  uint64_t sample;       /* sampling interval in bytes, 0 = all */
+  int unwind;            /* HT_UNWIND_* in use */
+  int frames;            /* frames to capture */
+  uintptr_t self_lo, self_hi; /* text range of libheaptape.so */
+} HtGlobal;
+
+extern HtGlobal ht_g HT_HIDDEN;
+
+/* -- Hot path entry points used by preload.c -------------------------------- */
+void *ht_record_malloc(size_t n, unsigned kind) HT_HIDDEN;
+void *ht_record_calloc(size_t n, size_t m) HT_HIDDEN;
+void *ht_record_memalign(size_t align, size_t n, unsigned kind) HT_HIDDEN;
+void *ht_record_valloc(size_t n, int page_round) HT_HIDDEN;
+void *ht_record_realloc(void *p, size_t n) HT_HIDDEN;
+void ht_record_free(void *p, unsigned kind, size_t size) HT_HIDDEN;
+/* Finalise from _exit: flush everything, write the trailer with status. */
+void ht_record_exit(int status) HT_HIDDEN;
+
+/* Record an event that the caller already performed (pool and runtime API). */
+int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
+                          const uint64_t *rt_vals, size_t depth) HT_HIDDEN;
+int ht_record_event_free(const void *p, unsigned kind) HT_HIDDEN;
+int ht_record_event_string(unsigned type, const char *s) HT_HIDDEN;
+
+/* Enumerate thread records for the flusher (tape.c). */
+void ht_record_thread_init(ThreadRec *t) HT_HIDDEN;
+/* Take a partially filled buffer away from t; 1 if done, 0 if busy. */
+int ht_record_steal(ThreadRec *t, int final) HT_HIDDEN;
+/* Forget the registry (fork child). */
+void ht_record_forget_threads(void) HT_HIDDEN;
+/* Nanoseconds since start on the coarse clock. */
+uint64_t ht_clock_coarse(void) HT_HIDDEN;
+uint64_t ht_clock_ns(int clk) HT_HIDDEN;
+
+/* -- Sampler (sampler.c) ----------------------------------------------------- */
+/* Exponential gap with mean t bytes, drawn from *rng. */
+int64_t ht_sampler_gap(uint64_t *rng, uint64_t t) HT_HIDDEN;
+/* Set of sampled live addresses. */
+int ht_sampler_init(void) HT_HIDDEN;
+int ht_sampler_add(uintptr_t a) HT_HIDDEN;
+int ht_sampler_remove(uintptr_t a) HT_HIDDEN;
+void ht_sampler_clear(void) HT_HIDDEN;
+
+/* -- Unwinders (unwind_*.c) --------------------------------------------------- */
+/* Fill ips innermost first; returns the number of frames. */
+int ht_unwind_libunwind(uintptr_t *ips, int max) HT_HIDDEN;
+int ht_unwind_fp(uintptr_t *ips, int max, uintptr_t lo, uintptr_t hi) HT_HIDDEN;
+void ht_unwind_init(void) HT_HIDDEN;
+
+/* -- Module map (maps.c) ------------------------------------------------------ */
+/* Emit MODULE records for every object loaded or unloaded since last call. */
+void ht_maps_scan(HtStream *s) HT_HIDDEN;
+/* Cheap check: did dl_iterate_phdr's add/sub counters move? */
+int ht_maps_changed(void) HT_HIDDEN;
+void ht_maps_reset(void) HT_HIDDEN;
+/* Text range of the object containing addr. */
+void ht_maps_self(const void *addr, uintptr_t *lo, uintptr_t *hi) HT_HIDDEN;
+
+/* -- Tape control (tape.c) ---------------------------------------------------- */
+/* Start from the environment (preload constructor or fork child). */
+int ht_tape_start_env(int child) HT_HIDDEN;
+/* Start with a sink (embedded API). */
+int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
+                  const HtTapeInfo *info) HT_HIDDEN;
+/* Stop: drain all threads, write dictionary and trailer. */
+int ht_tape_stop(uint64_t status) HT_HIDDEN;
+/* Declare a runtime location for the dictionary written at stop. */
+int ht_tape_loc(uint64_t id, int kind, const char *name, const char *file,
+                uint32_t line, uint64_t aux) HT_HIDDEN;
+/* Fork hooks. */
+void ht_tape_atfork_prepare(void) HT_HIDDEN;
+void ht_tape_atfork_parent(void) HT_HIDDEN;
+void ht_tape_atfork_child(void) HT_HIDDEN;
+
+extern HT_TLS int ht_guard HT_HIDDEN;   /* >0 while inside the recorder */
+
+#endif

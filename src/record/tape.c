@@ -1,0 +1,563 @@
+/* heaptape -- the recorder's output side: buffer pool, writer thread, start/stop.
+** Threads hand full buffers over lock-free; one thread compresses and writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "../../include/heaptape.h"
+
+#define TAPE_MAXBUF 2048               /* buffers in the reserved region (128 MiB) */
+#define TAPE_FLUSH_NS 100000000ULL     /* periodic flush and RSS interval */
+#define TAPE_TICK_NS 1000000L          /* writer thread wake-up */
+
+enum { TAPE_OFF = 0, TAPE_ENV = 1, TAPE_SINK = 2 };
+
+typedef struct Tape {
+  int mode;                  /* TAPE_OFF / TAPE_ENV / TAPE_SINK */
+  int fd;                    /* output file (TAPE_ENV) */
+  HtSink sink;               /* where bytes go */
+  void *arg;                 /* sink and on_stop argument */
+  int (*on_stop)(void *);    /* called once after the trailer */
+  HtWriter *w;               /* packet writer */
+  HtDict *dict;              /* runtime locations declared */
+  pthread_mutex_t dict_lock; /* serialises dictionary updates */
+  pthread_t thread;          /* the writer thread */
+  int has_thread;            /* thread was created */
+  _Atomic int quit;          /* ask the writer thread to finish */
+  _Atomic int active;        /* between start and stop */
+  HtStream own;              /* writer thread's stream: RSS, MODULE */
+  uint8_t *own_body;         /* its body */
+  uint64_t events;           /* seq-bearing records sealed */
+  uint64_t last_flush;       /* last periodic flush (ns since start) */
+} Tape;
+
+static Tape tape = { .fd = -1, .dict_lock = PTHREAD_MUTEX_INITIALIZER };
+static _Atomic uint64_t tape_now;      /* coarse clock: ns since start */
+static uint8_t *buf_region;            /* TAPE_MAXBUF buffers, reserved */
+static _Atomic uint32_t buf_used;      /* buffers handed out of the region */
+static _Atomic uint64_t buf_free;      /* free stack: tag << 32 | index + 1 */
+static _Atomic uint64_t buf_full;      /* full stack, same encoding */
+
+void ht_record_setup(void) HT_HIDDEN;
+
+/* -- Arena and clock -------------------------------------------------------- */
+
+/* Zeroed memory straight from mmap, page-rounded; NULL on failure. */
+void *ht_arena_alloc(size_t n)
+{
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Return arena memory. */
+void ht_arena_free(void *p, size_t n)
+{
+  if (p) munmap(p, n);
+}
+
+/* Nanoseconds on clock clk. */
+uint64_t ht_clock_ns(int clk)
+{
+  struct timespec ts;
+  clock_gettime(clk, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Nanoseconds since start, as last published by the writer thread (1 ms). */
+uint64_t ht_clock_coarse(void)
+{
+  return atomic_load_explicit(&tape_now, memory_order_relaxed);
+}
+
+/* Publish the coarse clock. */
+static uint64_t tape_tick(void)
+{
+  uint64_t now = ht_clock_ns(CLOCK_MONOTONIC) - ht_g.t0;
+  atomic_store_explicit(&tape_now, now, memory_order_relaxed);
+  return now;
+}
+
+/* -- Buffer pool ------------------------------------------------------------ */
+
+/* Buffer of index i. */
+HT_INLINE HtBuf *buf_at(uint32_t i)
+{
+  return (HtBuf *)(buf_region + (size_t)i * sizeof(HtBuf));
+}
+
+/* Index + 1 of a buffer. */
+HT_INLINE uint32_t buf_ref(HtBuf *b)
+{
+  return (uint32_t)(((uint8_t *)b - buf_region) / sizeof(HtBuf)) + 1;
+}
+
+/* Push b on a tagged stack. */
+static void buf_push(_Atomic uint64_t *head, HtBuf *b)
+{
+  uint64_t h = atomic_load(head), n;
+  do {
+    __atomic_store_n(&b->next, (uint32_t)h, __ATOMIC_RELAXED);
+    n = ((h >> 32) + 1) << 32 | buf_ref(b);
+  } while (!atomic_compare_exchange_weak(head, &h, n));
+}
+
+/* A free buffer, or NULL when none is left. */
+HtBuf *ht_buf_get(void)
+{
+  uint64_t h = atomic_load(&buf_free);
+  while ((uint32_t)h) {
+    HtBuf *b = buf_at((uint32_t)h - 1);
+    uint64_t n = ((h >> 32) + 1) << 32 | __atomic_load_n(&b->next, __ATOMIC_RELAXED);
+    if (atomic_compare_exchange_weak(&buf_free, &h, n)) return b;
+  }
+  if (!buf_region) return NULL;
+  uint32_t i = atomic_fetch_add(&buf_used, 1);
+  if (i < TAPE_MAXBUF) return buf_at(i);
+  atomic_fetch_sub(&buf_used, 1);
+  return NULL;
+}
+
+/* Seal s's body into b and queue it for writing; s NULL returns b unused. */
+void ht_buf_queue(HtBuf *b, const HtStream *s)
+{
+  if (!s) { buf_push(&buf_free, b); return; }
+  b->len = (uint32_t)(s->p - s->buf);
+  b->nev = s->nev;
+  b->tid = s->tid;
+  b->seq0 = s->seq0;
+  b->seq1 = s->seq_prev;
+  b->gen0 = s->gen0;
+  b->ts0 = s->ts0;
+  buf_push(&buf_full, b);
+}
+
+/* Write every queued buffer, oldest first, and return them to the pool. */
+static void tape_drain(void)
+{
+  uint64_t h = atomic_exchange(&buf_full, 0);
+  uint32_t r = (uint32_t)h, prev = 0;
+  while (r) {                           /* reverse the LIFO chain */
+    HtBuf *b = buf_at(r - 1);
+    uint32_t nx = b->next;
+    b->next = prev;
+    prev = r;
+    r = nx;
+  }
+  for (r = prev; r; ) {
+    HtBuf *b = buf_at(r - 1);
+    r = b->next;
+    if (b->len) {                      /* ht_writer_stream seals a stream view */
+      HtStream v;
+      memset(&v, 0, sizeof(v));
+      v.buf = b->body;
+      v.p = v.end = b->body + b->len;
+      v.seq0 = b->seq0;
+      v.seq_prev = b->seq1;
+      v.ts0 = v.ts_prev = b->ts0;
+      v.nev = b->nev;
+      v.gen = v.gen0 = b->gen0;
+      v.pid = ht_g.pid;
+      v.tid = b->tid;
+      ht_writer_stream(tape.w, &v);
+      tape.events += b->nev;
+    }
+    buf_push(&buf_free, b);
+  }
+}
+
+/* Reserve the buffer region once; forget all buffers (start, fork child). */
+static int tape_buffers(void)
+{
+  if (!buf_region) {
+    void *p = mmap(NULL, (size_t)TAPE_MAXBUF * sizeof(HtBuf), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    buf_region = p;
+  }
+  atomic_store(&buf_used, 0);
+  atomic_store(&buf_free, 0);
+  atomic_store(&buf_full, 0);
+  return 0;
+}
+
+/* -- The writer thread ------------------------------------------------------ */
+
+/* Flush hook of the writer thread's own stream: write it directly. */
+static void tape_own_flush(HtStream *s, void *ctx)
+{
+  (void)ctx;
+  tape.events += s->nev;
+  ht_writer_stream(tape.w, s);
+}
+
+/* Append an RSS record from /proc/self/statm. */
+static void tape_rss(void)
+{
+  char b[128];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, b, sizeof(b) - 1);
+  close(fd);
+  if (n <= 0) return;
+  b[n] = 0;
+  char *p = b;
+  while (*p && *p != ' ') p++;
+  uint64_t pages = 0;
+  for (p++; *p >= '0' && *p <= '9'; p++) pages = pages * 10 + (uint64_t)(*p - '0');
+  ht_stream_time(&tape.own, ht_clock_coarse());
+  ht_stream_value(&tape.own, HT_R_RSS, atomic_fetch_add(&ht_g.seq, 1),
+                  pages * (uint64_t)sysconf(_SC_PAGESIZE));
+}
+
+/* Periodic work: take partial buffers of every thread, RSS, module changes. */
+static void tape_periodic(void)
+{
+  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
+    for (int i = 0; i < 100 && !ht_record_steal(t, 0); i++) __builtin_ia32_pause();
+  tape_rss();
+  if (ht_maps_changed()) ht_maps_scan(&tape.own);
+  tape_own_flush(&tape.own, NULL);
+  tape_drain();
+}
+
+/* Body of the writer thread. */
+static void *tape_thread(void *arg)
+{
+  (void)arg;
+  ht_guard = 1;                         /* nothing this thread does is recorded */
+  tape.own.tid = (uint32_t)syscall(SYS_gettid);
+  tape.last_flush = tape_tick();
+  while (!atomic_load(&tape.quit)) {
+    struct timespec ts = { 0, TAPE_TICK_NS };
+    nanosleep(&ts, NULL);
+    uint64_t now = tape_tick();
+    tape_drain();
+    if (now - tape.last_flush >= TAPE_FLUSH_NS) {
+      tape.last_flush = now;
+      tape_periodic();
+    }
+  }
+  return NULL;
+}
+
+/* -- Start and stop ----------------------------------------------------------- */
+
+/* Sink that writes to the tape file. */
+static size_t tape_fd_sink(const void *data, size_t len, void *arg)
+{
+  int fd = (int)(intptr_t)arg;
+  const uint8_t *p = data;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, p + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  return done;
+}
+
+/* on_stop of the file mode: close the tape. */
+static int tape_fd_close(void *arg)
+{
+  return close((int)(intptr_t)arg) ? HEAPTAPE_E_IO : 0;
+}
+
+/* Start recording into sink (caller holds the guard). */
+static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
+                      HtTapeInfo *info, int native)
+{
+  int exp = 0;
+  if (!atomic_compare_exchange_strong(&tape.active, &exp, 1)) return HEAPTAPE_E_RUNNING;
+  ht_g.pid = (uint32_t)getpid();
+  ht_g.t0 = ht_clock_ns(CLOCK_MONOTONIC);
+  ht_g.sample = info->sample;
+  ht_g.unwind = (int)info->unwind;
+  ht_g.frames = (int)info->frames;
+  atomic_store(&ht_g.seq, 1);
+  atomic_store(&ht_g.lost, 0);
+  atomic_store(&tape_now, 0);
+  tape.events = 0;
+  tape.sink = sink;
+  tape.arg = arg;
+  tape.on_stop = on_stop;
+  atomic_store(&tape.quit, 0);
+  info->pid = ht_g.pid;
+  info->start_ns = ht_clock_ns(CLOCK_REALTIME);
+  info->clock = HT_CLOCK_MONOTONIC;
+  info->clock_res = TAPE_TICK_NS;
+  int rc = HEAPTAPE_E_NOMEM;
+  if (tape_buffers() || (ht_g.sample && ht_sampler_init())) goto fail;
+  ht_sampler_clear();
+  if (!tape.own_body && !(tape.own_body = ht_arena_alloc(HT_BUFBODY))) goto fail;
+  tape.w = ht_writer_new(sink, arg, 1);
+  tape.dict = ht_dict_new();
+  if (!tape.w || !tape.dict) goto fail;
+  if ((rc = ht_writer_header(tape.w, info))) goto fail;
+  ht_stream_init(&tape.own, tape.own_body, HT_BUFBODY, ht_g.pid,
+                 (uint32_t)syscall(SYS_gettid), tape_own_flush, NULL);
+  ht_maps_reset();
+  ht_maps_scan(&tape.own);
+  atomic_store(&ht_g.running, 1);
+  atomic_store(&ht_g.native, native);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  tape.has_thread = !pthread_create(&tape.thread, NULL, tape_thread, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return 0;
+fail:
+  if (tape.w) ht_writer_destroy(tape.w);
+  if (tape.dict) ht_dict_destroy(tape.dict);
+  tape.w = NULL;
+  tape.dict = NULL;
+  atomic_store(&tape.active, 0);
+  return rc;
+}
+
+/* Start with a caller's sink (embedded API). */
+int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
+                  const HtTapeInfo *info)
+{
+  HtTapeInfo in = *info;
+  ht_guard++;
+  int rc = tape_begin(sink, arg, on_stop, &in, 1);
+  if (!rc) tape.mode = TAPE_SINK;
+  ht_guard--;
+  return rc;
+}
+
+/* Stop: close every thread's stream, drain, write dictionary and trailer. */
+int ht_tape_stop(uint64_t status)
+{
+  int exp = 1;
+  if (!atomic_compare_exchange_strong(&tape.active, &exp, 0)) return HEAPTAPE_E_NOTRUNNING;
+  ht_guard++;
+  atomic_store(&ht_g.native, 0);
+  atomic_store(&ht_g.running, 0);
+  if (tape.has_thread) {
+    atomic_store(&tape.quit, 1);
+    pthread_join(tape.thread, NULL);
+    tape.has_thread = 0;
+  }
+  tape_tick();
+  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
+    while (!ht_record_steal(t, 1)) __builtin_ia32_pause();
+  tape_drain();
+  tape_rss();
+  if (ht_maps_changed()) ht_maps_scan(&tape.own);
+  uint64_t lost = atomic_load(&ht_g.lost);
+  if (lost) ht_stream_value(&tape.own, HT_R_LOST, atomic_fetch_add(&ht_g.seq, 1), lost);
+  tape_own_flush(&tape.own, NULL);
+  pthread_mutex_lock(&tape.dict_lock);
+  ht_dict_flush(tape.dict, tape.w, ht_g.pid);
+  ht_dict_destroy(tape.dict);
+  tape.dict = NULL;
+  pthread_mutex_unlock(&tape.dict_lock);
+  HtTrailer tr = { tape.events, lost, tape_tick(), status };
+  ht_writer_trailer(tape.w, &tr);
+  int rc = ht_writer_error(tape.w);
+  ht_writer_destroy(tape.w);
+  tape.w = NULL;
+  if (tape.on_stop && tape.on_stop(tape.arg) && !rc) rc = HEAPTAPE_E_IO;
+  tape.mode = TAPE_OFF;
+  ht_guard--;
+  return rc;
+}
+
+/* Declare a runtime location for the dictionary written at stop. */
+int ht_tape_loc(uint64_t id, int kind, const char *name, const char *file,
+                uint32_t line, uint64_t aux)
+{
+  int rc = HEAPTAPE_E_NOTRUNNING;
+  ht_guard++;
+  pthread_mutex_lock(&tape.dict_lock);
+  if (tape.dict) {
+    int64_t n = ht_dict_str(tape.dict, name), f = ht_dict_str(tape.dict, file);
+    rc = (n < 0 || f < 0) ? HEAPTAPE_E_NOMEM
+       : ht_dict_loc(tape.dict, id, (unsigned)kind, (uint64_t)n, (uint64_t)f, line, aux);
+  }
+  pthread_mutex_unlock(&tape.dict_lock);
+  ht_guard--;
+  return rc;
+}
+
+/* -- Environment mode ---------------------------------------------------------- */
+
+/* Append decimal v at p; returns the end. */
+static char *tape_utoa(char *p, uint64_t v)
+{
+  char t[24];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10); while ((v /= 10));
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+/* Expand the output template into out: %p = pid; descendants get ".pid". */
+static void tape_path(char *out, size_t cap, const char *tmpl, const char *prog,
+                      int descendant, unsigned dup)
+{
+  char *p = out, *end = out + cap - 48;
+  int had_pid = 0;
+  if (!*tmpl) {
+    const char *d = "heaptape.";
+    while (*d) *p++ = *d++;
+    while (*prog && p < end) *p++ = *prog++;
+    *p++ = '.';
+    p = tape_utoa(p, ht_g.pid);
+    for (d = ".tape"; *d; ) *p++ = *d++;
+    had_pid = 1;
+  }
+  for (; *tmpl && p < end; tmpl++) {
+    if (tmpl[0] == '%' && tmpl[1] == 'p') { p = tape_utoa(p, ht_g.pid); tmpl++; had_pid = 1; }
+    else *p++ = *tmpl;
+  }
+  if (descendant && !had_pid) { *p++ = '.'; p = tape_utoa(p, ht_g.pid); }
+  if (dup) { *p++ = '-'; p = tape_utoa(p, dup); }
+  *p = 0;
+}
+
+/* Remove libheaptape.so from LD_PRELOAD in our own environment, in place. */
+static void tape_unpreload(void)
+{
+  extern char **environ;
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "LD_PRELOAD=", 11)) continue;
+    char *r = *e + 11, *w = r;
+    while (*r) {
+      char *tok = r;
+      while (*r && *r != ' ' && *r != ':') r++;
+      size_t n = (size_t)(r - tok);
+      int ours = 0;
+      for (size_t i = 0; i + 11 <= n; i++)
+        if (!memcmp(tok + i, "libheaptape", 11)) ours = 1;
+      if (n && !ours) {
+        if (w != *e + 11) *w++ = ':';
+        memmove(w, tok, n);
+        w += n;
+      }
+      if (*r) r++;
+    }
+    *w = 0;
+  }
+}
+
+/* Start from the environment (preload constructor, or a following fork child). */
+int ht_tape_start_env(int child)
+{
+  ht_guard++;
+  ht_options_load();
+  char exe[4096], path[4096 + 64];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[n > 0 ? n : 0] = 0;
+  const char *prog = strrchr(exe, '/');
+  prog = prog ? prog + 1 : exe;
+  int descendant = child || getenv("HEAPTAPE_STARTED") != NULL;
+  if (!ht_opt.follow_exec) tape_unpreload();
+  else if (!descendant) setenv("HEAPTAPE_STARTED", "1", 1);
+  ht_g.pid = (uint32_t)getpid();
+  int fd = -1;
+  for (unsigned dup = 0; fd < 0 && dup < 100; dup++) {
+    tape_path(path, sizeof(path), ht_opt.output, prog, descendant, dup);
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (descendant ? O_EXCL : O_TRUNC), 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    ht_log("cannot open tape %s: %s; not recording", path, strerror(errno));
+    ht_guard--;
+    return HEAPTAPE_E_IO;
+  }
+  static char argv[65536];
+  int afd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t alen = 0, r;
+  while (afd >= 0 && alen < (ssize_t)sizeof(argv) &&
+         (r = read(afd, argv + alen, sizeof(argv) - (size_t)alen)) > 0) alen += r;
+  if (afd >= 0) close(afd);
+  if (alen > 0 && argv[alen - 1] == 0) alen--;
+  HtTapeInfo info = { 0 };
+  info.exe = exe;
+  info.argv = argv;
+  info.argv_len = (size_t)alen;
+  info.sample = ht_opt.sample;
+  info.unwind = (uint32_t)ht_opt.unwind;
+  info.frames = (uint32_t)ht_opt.frames;
+  info.frontend = "native";
+  int rc = tape_begin(tape_fd_sink, (void *)(intptr_t)fd, tape_fd_close, &info, 1);
+  if (rc) { close(fd); ht_log("cannot start recording: %s", heaptape_strerror(rc)); }
+  else { tape.mode = TAPE_ENV; tape.fd = fd; }
+  ht_guard--;
+  return rc;
+}
+
+/* -- Fork and process lifetime ------------------------------------------------- */
+
+/* Before fork: nothing of ours runs in the middle of the fork. */
+void ht_tape_atfork_prepare(void) { ht_guard++; }
+
+/* After fork, parent side. */
+void ht_tape_atfork_parent(void) { ht_guard--; }
+
+/* After fork, child side: stop, or start a fresh tape when following. */
+void ht_tape_atfork_child(void)
+{
+  int was = atomic_load(&tape.active);
+  int mode = tape.mode;
+  atomic_store(&ht_g.native, 0);
+  atomic_store(&ht_g.running, 0);
+  ht_record_forget_threads();
+  if (was) {                            /* the parent's writer and thread are not ours */
+    if (mode == TAPE_ENV && tape.fd >= 0) close(tape.fd);
+    tape.w = NULL;
+    tape.dict = NULL;
+    tape.has_thread = 0;
+    tape.mode = TAPE_OFF;
+    tape.fd = -1;
+    pthread_mutex_init(&tape.dict_lock, NULL);
+    atomic_store(&tape.active, 0);
+  }
+  ht_guard--;
+  if (was && mode == TAPE_ENV && ht_opt.follow_fork) ht_tape_start_env(1);
+}
+
+/* Finalise from _exit / _Exit: the exit status is known here. */
+void ht_record_exit(int status)
+{
+  if (atomic_load(&tape.active) && (uint32_t)syscall(SYS_getpid) == ht_g.pid)
+    ht_tape_stop((uint64_t)(status & 0xff));
+}
+
+/* Is the library preloaded (as opposed to linked by a program or module)? */
+static int tape_preloaded(void)
+{
+  const char *pre = getenv("LD_PRELOAD");
+  return pre && strstr(pre, "libheaptape") != NULL;
+}
+
+/* Constructor: set up, then start from the environment when preloaded. */
+__attribute__((constructor(101))) static void tape_ctor(void)
+{
+  ht_guard++;
+  ht_options_load();
+  ht_record_setup();
+  ht_unwind_init();
+  ht_maps_self((const void *)tape_ctor, &ht_g.self_lo, &ht_g.self_hi);
+  pthread_atfork(ht_tape_atfork_prepare, ht_tape_atfork_parent, ht_tape_atfork_child);
+  if (tape_preloaded()) ht_tape_start_env(0);
+  ht_guard--;
+}
+
+/* Destructor: runs after the program's static destructors; write the trailer. */
+__attribute__((destructor(101))) static void tape_dtor(void)
+{
+  if (atomic_load(&tape.active) && (uint32_t)getpid() == ht_g.pid)
+    ht_tape_stop(UINT64_MAX);
+}
