@@ -48,7 +48,19 @@ typedef struct SymModule {
   int state;                 /* 0 not opened yet, 1 reported, -1 unusable */
   Dwfl *dwfl;                /* one session per module: no overlap conflicts */
   Dwfl_Module *mod;          /* the reported module */
+  struct SymFunc *funcs;     /* function symbols sorted by address, or NULL */
+  size_t nfuncs;             /* entries of funcs */
+  int funcs_done;            /* funcs was built (possibly empty) */
 } SymModule;
+
+/* A function symbol of a module's symbol tables (libdwfl's addrinfo is a
+** linear scan per call in elfutils 0.188; this table is sorted once). */
+typedef struct SymFunc {
+  uint64_t addr;             /* start address, load bias applied */
+  uint64_t size;             /* bytes, 0 if unknown */
+  const char *name;          /* owned by libelf, lives with the session */
+  int rank;                  /* preference among aliases: global > weak > local */
+} SymFunc;
 
 struct HtSymbolizer {
   SymModule *mods;           /* modules in load order */
@@ -132,6 +144,7 @@ void ht_symbolizer_destroy(HtSymbolizer *s)
   if (!s) return;
   for (size_t i = 0; i < s->nmods; i++) {
     if (s->mods[i].dwfl) dwfl_end(s->mods[i].dwfl);
+    free(s->mods[i].funcs);
     free(s->mods[i].path);
   }
   sym_scratch_free(s);
@@ -243,6 +256,59 @@ static SymModule *sym_find(HtSymbolizer *s, uint64_t addr)
 
 /* -- Lookup --------------------------------------------------------------- */
 
+/* Order SymFunc by address, then best alias first. */
+static int sym_func_cmp(const void *a, const void *b)
+{
+  const SymFunc *x = a, *y = b;
+  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+  return y->rank - x->rank;
+}
+
+/* Build the sorted function table of a module once. */
+static void sym_funcs_build(SymModule *m)
+{
+  m->funcs_done = 1;
+  int n = dwfl_module_getsymtab(m->mod);
+  if (n <= 0) return;
+  m->funcs = malloc((size_t)n * sizeof(*m->funcs));
+  if (!m->funcs) return;
+  for (int i = 1; i < n; i++) {
+    GElf_Sym sym;
+    GElf_Addr addr;
+    const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL,
+                                               NULL, NULL);
+    int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+    if (!name || !*name || !addr || sym.st_shndx == SHN_UNDEF ||
+        (type != STT_FUNC && type != STT_GNU_IFUNC)) continue;
+    SymFunc *f = &m->funcs[m->nfuncs++];
+    f->addr = addr;
+    f->size = sym.st_size;
+    f->name = name;
+    f->rank = (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (sym.st_size != 0);
+  }
+  qsort(m->funcs, m->nfuncs, sizeof(*m->funcs), sym_func_cmp);
+}
+
+/* Name of the function symbol covering addr, or NULL. */
+static const char *sym_func_name(SymModule *m, uint64_t addr)
+{
+  if (!m->funcs_done) sym_funcs_build(m);
+  size_t lo = 0, hi = m->nfuncs;
+  while (lo < hi) {                   /* first entry with addr > a */
+    size_t mid = (lo + hi) / 2;
+    if (m->funcs[mid].addr <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  if (!lo) return NULL;
+  size_t i = lo - 1;
+  uint64_t start = m->funcs[i].addr;
+  while (i > 0 && m->funcs[i - 1].addr == start) i--;  /* best alias of that start */
+  const SymFunc *f = &m->funcs[i];
+  for (size_t j = i; j < lo; j++)     /* a sized alias decides the extent */
+    if (m->funcs[j].size) { if (addr - start >= m->funcs[j].size) return NULL; break; }
+  return f->name;
+}
+
 /* Name of a subprogram or inlined-subroutine DIE: linkage name demangled,
 ** else DW_AT_name (both through abstract origins and specifications). */
 static const char *sym_die_name(HtSymbolizer *s, Dwarf_Die *die)
@@ -301,10 +367,7 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
   if (m->state != 1) return sym_unknown(s, m, ip, out);
 
   /* Symbol table name and the line table's file:line of addr. */
-  GElf_Off off;
-  GElf_Sym sym;
-  const char *symname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL,
-                                             NULL, NULL);
+  const char *symname = sym_func_name(m, addr);
   const char *file = NULL;
   int lineno = 0;
   Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
