@@ -70,16 +70,22 @@ static uint32_t report_sorted(const HtModel *m, SiteKey k, uint32_t **out)
   return n;
 }
 
-/* Bytes for people: "512 B", "1.50 KiB", "3.20 MiB", "1.00 GiB". */
+/* Bytes for people: exact below 10 KiB ("9000 B"), else "1.50 MiB". */
 static const char *report_bytes(char *buf, size_t len, uint64_t v)
 {
   static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (v < 1024) { snprintf(buf, len, "%" PRIu64 " B", v); return buf; }
+  if (v < 10240) { snprintf(buf, len, "%" PRIu64 " B", v); return buf; }
   double d = (double)v / 1024;
   int u = 0;
   while (d >= 1024 && u < 3) { d /= 1024; u++; }
   snprintf(buf, len, "%.2f %s", d, unit[u]);
   return buf;
+}
+
+/* "block" or "blocks" (and the like) for a count. */
+static const char *report_s(uint64_t n)
+{
+  return n == 1 ? "" : "s";
 }
 
 /* Percentage of part in whole (0 when whole is 0). */
@@ -179,33 +185,34 @@ static void text_site_line(FILE *f, const HtModel *m, const HtFig *s, SiteKey k,
   fprintf(f, "  #%u  ", rank);
   switch (k) {
   case BY_PEAK:
-    fprintf(f, "%s at the peak (%.1f%%) in %" PRIu64 " blocks; %" PRIu64
-            " calls, %s allocated\n", report_bytes(b1, sizeof(b1), s->peak),
-            report_pct(s->peak, m->peak), s->peak_n, s->allocs,
-            report_bytes(b2, sizeof(b2), s->bytes));
+    fprintf(f, "%s at the peak (%.1f%%) in %" PRIu64 " block%s; %" PRIu64
+            " call%s, %s allocated\n", report_bytes(b1, sizeof(b1), s->peak),
+            report_pct(s->peak, m->peak), s->peak_n, report_s(s->peak_n), s->allocs,
+            report_s(s->allocs), report_bytes(b2, sizeof(b2), s->bytes));
     break;
   case BY_CALLS:
-    fprintf(f, "%" PRIu64 " calls (%.1f%%); %s allocated, %s at the peak\n",
-            s->allocs, report_pct(s->allocs, m->allocs),
+    fprintf(f, "%" PRIu64 " call%s (%.1f%%); %s allocated, %s at the peak\n",
+            s->allocs, report_s(s->allocs), report_pct(s->allocs, m->allocs),
             report_bytes(b1, sizeof(b1), s->bytes), report_bytes(b2, sizeof(b2), s->peak));
     break;
   case BY_BYTES:
-    fprintf(f, "%s allocated (%.1f%%) in %" PRIu64 " calls; %s at the peak\n",
+    fprintf(f, "%s allocated (%.1f%%) in %" PRIu64 " call%s; %s at the peak\n",
             report_bytes(b1, sizeof(b1), s->bytes), report_pct(s->bytes, m->bytes),
-            s->allocs, report_bytes(b2, sizeof(b2), s->peak));
+            s->allocs, report_s(s->allocs), report_bytes(b2, sizeof(b2), s->peak));
     break;
   case BY_LEAK:
-    fprintf(f, "%s leaked (%.1f%%) in %" PRIu64 " blocks; %" PRIu64 " calls\n",
+    fprintf(f, "%s leaked (%.1f%%) in %" PRIu64 " block%s; %" PRIu64 " call%s\n",
             report_bytes(b1, sizeof(b1), s->live), report_pct(s->live, m->heap),
-            s->live_n, s->allocs);
+            s->live_n, report_s(s->live_n), s->allocs, report_s(s->allocs));
     break;
   case BY_TEMP:
     fprintf(f, "%" PRIu64 " temporary (%.1f%% of its %" PRIu64 " calls)\n",
             s->temp, report_pct(s->temp, s->allocs), s->allocs);
     break;
   case BY_AT:
-    fprintf(f, "%s (%.1f%%) in %" PRIu64 " blocks\n",
-            report_bytes(b1, sizeof(b1), s->at), report_pct(s->at, m->at_heap), s->at_n);
+    fprintf(f, "%s (%.1f%%) in %" PRIu64 " block%s\n",
+            report_bytes(b1, sizeof(b1), s->at), report_pct(s->at, m->at_heap), s->at_n,
+            report_s(s->at_n));
     break;
   }
 }
