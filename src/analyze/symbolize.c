@@ -323,6 +323,41 @@ static const char *sym_die_name(HtSymbolizer *s, Dwarf_Die *die)
   return n;
 }
 
+/* Absolute form of a DWARF file name: joined to the CU's compilation
+** directory when that is absolute, "dir/../" collapsed; kept in scratch. */
+static const char *sym_path(HtSymbolizer *s, const char *comp_dir, const char *f)
+{
+  if (!f || f[0] == '/' || !comp_dir || comp_dir[0] != '/') return f;
+  size_t n = strlen(comp_dir) + strlen(f) + 2;
+  char *b = malloc(n);
+  if (!b) return f;
+  snprintf(b, n, "%s/%s", comp_dir, f);
+  char *w = b;                         /* collapse "/./" and "/seg/../" */
+  for (char *r = b; *r;) {
+    if (r[0] == '/' && r[1] == '.' && r[2] == '/') { r += 2; continue; }
+    if (r[0] == '/' && r[1] == '.' && r[2] == '.' && (r[3] == '/' || !r[3]) &&
+        w > b) {
+      char *q = w;
+      while (q > b && q[-1] != '/') q--;
+      if (q > b && !(q[0] == '.' && q[1] == '.' && (q + 2 == w))) {
+        w = q - 1;
+        r += 3;
+        continue;
+      }
+    }
+    *w++ = *r++;
+  }
+  *w = 0;
+  return sym_keep(s, b);
+}
+
+/* Compilation directory of a CU, or NULL. */
+static const char *sym_comp_dir(Dwarf_Die *cu)
+{
+  Dwarf_Attribute a;
+  return cu && dwarf_attr(cu, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
+}
+
 /* Call site (file, line) of an inlined-subroutine DIE. */
 static void sym_call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file,
                           uint32_t *line)
@@ -371,7 +406,10 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
   const char *file = NULL;
   int lineno = 0;
   Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
-  if (ln) file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
+  if (ln) {
+    file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
+    file = sym_path(s, dwfl_line_comp_dir(ln), file);
+  }
 
   /* Inline chain: dwarf_getscopes gives the innermost function-like scope;
   ** dwarf_getscopes_die then walks its concrete parents (the scopes of an
@@ -405,6 +443,7 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
       out[n].line = lineno > 0 ? (uint32_t)lineno : 0;
     } else {
       sym_call_site(cu, prev, &out[n].file, &out[n].line);
+      out[n].file = sym_path(s, sym_comp_dir(cu), out[n].file);
     }
     n++;
     if (tag == DW_TAG_subprogram) break;

@@ -88,19 +88,23 @@ kill -TERM "$hp"
 wait "$hp"; rc=$?
 [ "$rc" = 143 ] && ok forward_sigterm || bad forward_sigterm "exit $rc, want 143"
 
-# The recorder's environment reaches the program.
+# The recorder's environment reaches the program (LD_PRELOAD stays only
+# when exec'd programs are followed: the recorder removes it otherwise).
 (cd "$tmp" && "$HEAPTAPE" record -o "rel.tape" --sample 2K --unwind fp --frames 7 \
-  --follow-fork -- "$CHAIN" env >"$tmp/env" 2>"$tmp/err")
+  --follow-fork --follow-exec -- "$CHAIN" env >"$tmp/env" 2>"$tmp/err")
 want="HEAPTAPE_OUTPUT=$(cd "$tmp" && pwd -P)/rel.tape
 HEAPTAPE_SAMPLE=2048
 HEAPTAPE_UNWIND=fp
 HEAPTAPE_FRAMES=7
 HEAPTAPE_FOLLOW_FORK=1
-HEAPTAPE_FOLLOW_EXEC=0"
+HEAPTAPE_FOLLOW_EXEC=1"
 got=$(grep '^HEAPTAPE_' "$tmp/env")
 [ "$got" = "$want" ] && ok environment || bad environment "$got"
 grep -q "^LD_PRELOAD=$(cd "$HT_BUILD" && pwd -P)/libheaptape.so" "$tmp/env" \
   && ok ld_preload || bad ld_preload "$(grep LD_PRELOAD "$tmp/env")"
+(cd "$tmp" && "$HEAPTAPE" record -o "rel.tape" -- "$CHAIN" env >"$tmp/env" 2>"$tmp/err")
+grep -q '^HEAPTAPE_FOLLOW_FORK=0$' "$tmp/env" && grep -q '^HEAPTAPE_FOLLOW_EXEC=0$' "$tmp/env" \
+  && ok environment_defaults || bad environment_defaults "$(cat "$tmp/env")"
 
 # The real recorder defines malloc; the placeholder library does not.
 if ! nm -D --defined-only "$HT_BUILD/libheaptape.so" 2>/dev/null | grep -qw malloc; then
