@@ -110,6 +110,10 @@ $(B)/bench/%: bench/%.c $(B)/libheaptape_tool.a
 bench: all $(BENCH_BIN)
 	@sh bench/run.sh
 
+# Regenerate the report tests' golden tapes (tests/data/rep_*.tape).
+tapes: $(B)/tests/rep_gentapes
+	$(B)/tests/rep_gentapes tests/data
+
 asan:
 	$(MAKE) B=build-asan OPT="-O1 $(SAN)" LDFLAGS="$(SAN)" all
 
