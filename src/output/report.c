@@ -230,7 +230,8 @@ static void text_stack(FILE *f, const HtModel *m, const HtSite *s, unsigned dept
     ht_frames_format(&lv[i], name, sizeof(name));
     fprintf(f, "        %s%s\n", name, lv[i].inlined ? " (inlined)" : "");
   }
-  if (total > shown) fprintf(f, "        ... %zu more frames\n", total - shown);
+  if (total > shown)
+    fprintf(f, "        ... %zu more frame%s\n", total - shown, report_s(total - shown));
 }
 
 /* The title of a list. */

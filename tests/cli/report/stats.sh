@@ -1,0 +1,3 @@
+#!/bin/sh
+# heaptape stats: events, sizes, threads, damage
+"$HEAPTAPE" stats ../../data/rep_basic.tape
