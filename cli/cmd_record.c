@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -496,7 +497,7 @@ static long record_match(const char *name, const char *pre, const char *post)
 /* Finalise the tapes that followed children wrote (template with its pid,
 ** or the main tape's name plus ".<pid>"); print one line naming them. */
 static void record_children(const RecOpts *o, const char *prog, pid_t child,
-                            const char *tape)
+                            const char *tape, time_t since)
 {
   char *tmpl = record_tape_tmpl(o, prog, child);
   if (!tmpl) return;
@@ -525,7 +526,8 @@ static void record_children(const RecOpts *o, const char *prog, pid_t child,
     if (pid < 0) continue;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
-    if (!strcmp(path, tape)) continue;
+    struct stat st;
+    if (!strcmp(path, tape) || stat(path, &st) || st.st_mtime < since) continue;
     if (pid != child && kill((pid_t)pid, 0) == 0) {
       ht_cli_error("%s: its process %ld still runs; tape left unsymbolised",
                    path, pid);
@@ -651,6 +653,7 @@ int cmd_record(int argc, char **argv)
   for (size_t i = 0; i < HT_COUNTOF(rec_signals); i++) sigaddset(&block, rec_signals[i]);
   sigprocmask(SIG_BLOCK, &block, &old);
   fflush(NULL);
+  time_t started = time(NULL);         /* older files are not this run's tapes */
   pid_t pid = fork();
   if (pid < 0) {
     ht_cli_error("record: fork: %s", strerror(errno));
@@ -692,7 +695,7 @@ int cmd_record(int argc, char **argv)
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
   if (tape) record_finish(&o, tape);
-  if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape);
+  if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape, started);
   free(path); free(lib); free(tape);
   return rc;
 }

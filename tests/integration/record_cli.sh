@@ -136,6 +136,22 @@ rm -f "$tmp/chain2"
 "$HEAPTAPE" dump "$tmp/gone.tape" 2>&1 | grep -Eq " f2 [^ ]*sym_chain.c:$(line_of L_F2)" \
   && ok self_contained || bad self_contained
 
+# Followed children write their own tapes, finalised too.
+mkdir "$tmp/ff"
+(cd "$tmp/ff" && touch -d @0 x.1.tape && "$HEAPTAPE" record --follow-fork --follow-exec -o 'x.%p.tape' \
+  -- sh -c "$CHAIN; $CHAIN" >/dev/null 2>"$tmp/err"); rc=$?
+n=$(ls "$tmp/ff" | wc -l)
+if [ "$rc" = 0 ] && [ "$n" = 4 ] && [ "$(wc -l <"$tmp/err")" = 2 ] &&
+   grep -q '2 more tapes from followed processes' "$tmp/err"; then
+  ok follow_tapes
+else
+  bad follow_tapes "exit $rc, $n files: $(cat "$tmp/err")"
+fi
+for t in "$tmp"/ff/x.*.tape; do
+  [ -s "$t" ] || continue
+  "$HEAPTAPE" dump "$t" 2>&1 | grep -q " f2 " && ok "follow_symbols $(basename "$t")"
+done
+
 # A program killed by SIGKILL leaves a tape that is still symbolised.
 expect killed_program 137 '' "$HEAPTAPE" record -o "$tmp/kill.tape" -- "$CHAIN" kill
 if [ -s "$tmp/kill.tape" ]; then
