@@ -76,7 +76,8 @@ enum {
   HT_H_UNWIND = 7,    /* uleb: HT_UNWIND_* */
   HT_H_FRAMES = 8,    /* uleb: maximum frames per stack */
   HT_H_FRONTEND = 9,  /* bytes: "native", "lua5.4", "luajit", ... */
-  HT_H_TICK = 10,     /* uleb: clock units per time-record unit (ns) */
+  HT_H_TICK = 10,     /* reserved (never written by version 1 writers) */
+  HT_H_T0 = 11,       /* uleb: packet clock (ns) at the start: time zero */
 };
 #define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
 #define HT_F_KNOWN      0x0001 /* header flags this version understands */

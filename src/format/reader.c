@@ -49,6 +49,7 @@ typedef struct Cursor {
   uint64_t addr;             /* address delta base */
   uint64_t stack;            /* stack delta base */
   uint32_t left;             /* events announced but not yet decoded */
+  int dirty;                 /* ev's string fields are set */
   HtEvent ev;                /* next event to deliver */
   HtSegment segs[64];        /* MODULE segments of ev */
 } Cursor;
@@ -82,7 +83,7 @@ struct HtReader {
   size_t next_pk;            /* next packet to activate */
   Cursor **heap;             /* active cursors, min-heap by ev.seq */
   size_t nheap, capheap;     /* cursors, allocated */
-  uint64_t ts_base;          /* smallest packet ts0: time zero */
+  uint64_t ts_base;          /* time zero: header T0, else smallest ts0 */
   uint64_t ts_last;          /* last delivered timestamp (monotone) */
   ThreadState *th;           /* streams */
   size_t nth, capth;         /* streams, allocated */
@@ -204,6 +205,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     case HT_H_UNWIND: if (!ht_ruleb128(&q, qe, &v)) h->unwind = (uint32_t)v; break;
     case HT_H_FRAMES: if (!ht_ruleb128(&q, qe, &v)) h->frames = (uint32_t)v; break;
     case HT_H_FRONTEND: free(r->hdr_fe); r->hdr_fe = hdr_str(p, n); break;
+    case HT_H_T0: if (!ht_ruleb128(&q, qe, &v)) h->clock_start = v; break;
     default: break; /* unknown fields are skipped */
     }
     p += n;
@@ -416,7 +418,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       r->pk[r->npk++] = pr;
       r->st.event_packets++;
       r->st.events += pr.nev;
-      if (!have_ts || pr.ts0 < r->ts_base) r->ts_base = pr.ts0;
+      if (!r->hdr.clock_start && (!have_ts || pr.ts0 < r->ts_base)) r->ts_base = pr.ts0;
       if (pr.ts0 > end_ts) end_ts = pr.ts0;
       have_ts = 1;
     } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
@@ -437,7 +439,7 @@ static int reader_scan(HtReader *r, uint64_t off)
   }
   qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
-  else r->st.end_ns = end_ts - r->ts_base;
+  else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
   return 0;
 }
 
@@ -537,11 +539,15 @@ static int cursor_record(HtReader *r, Cursor *c)
       NEED(seq > c->seq && seq <= c->pk->seq1);
       c->seq = seq;
       c->left--;
-      memset(ev, 0, sizeof(*ev));
+      if (HT_UNLIKELY(c->dirty)) { /* the last event had strings */
+        ev->str = NULL; ev->len = 0; ev->build_id = NULL; ev->build_id_len = 0;
+        ev->segs = NULL; ev->nseg = 0;
+        c->dirty = 0;
+      }
       ev->seq = seq;
-      ev->pid = c->pk->pid;
-      ev->tid = c->pk->tid;
-      ev->ts = c->ts;
+      ev->kind = 0; ev->addr = 0; ev->size = 0; ev->align = 0; ev->weight = 0;
+      ev->stack = 0;
+      ev->ts = c->ts >= r->ts_base ? c->ts - r->ts_base : 0;
     }
     switch (type) {
     case HT_R_ALLOC: {
@@ -607,6 +613,7 @@ static int cursor_record(HtReader *r, Cursor *c)
       ULEB(n);
       NEED(n <= (uint64_t)(c->end - c->p));
       ev->type = type == HT_R_THREAD ? HT_EV_THREAD : HT_EV_MARK;
+      c->dirty = 1;
       ev->str = (const char *)c->p;
       ev->len = n;
       c->p += n;
@@ -615,6 +622,7 @@ static int cursor_record(HtReader *r, Cursor *c)
       ULEB(n);
       NEED(n <= (uint64_t)(c->end - c->p));
       ev->type = (head & HT_RF_UNLOAD) ? HT_EV_UNLOAD : HT_EV_MODULE;
+      c->dirty = 1;
       ev->str = (const char *)c->p;
       ev->len = n;
       c->p += n;
@@ -767,7 +775,9 @@ static int reader_activate(HtReader *r)
   c->p = b;
   c->end = b + pk->rawlen;
   c->seq = pk->seq0 - 1;
-  c->ts = pk->ts0 >= r->ts_base ? pk->ts0 - r->ts_base : 0;
+  c->ts = pk->ts0;
+  c->ev.pid = pk->pid;
+  c->ev.tid = pk->tid;
   c->left = pk->nev;
   if (!cursor_decode(r, c)) { cursor_free(c); return 0; }
   if (grow(&r->heap, &r->capheap, r->nheap + 1, sizeof(Cursor *))) {
@@ -845,6 +855,7 @@ static int reader_init(HtReader *r, char *err, size_t errlen)
   }
   int64_t h = reader_header(r, err, errlen);
   if (h < 0) return (int)h;
+  r->ts_base = r->hdr.clock_start;
   int rc = reader_scan(r, (uint64_t)h);
   if (rc) snprintf(err, errlen, "out of memory");
   return rc;

@@ -53,6 +53,7 @@ typedef struct HtHeader {
   uint32_t unwind;           /* HT_UNWIND_* */
   uint32_t frames;           /* max frames */
   const char *frontend;      /* "native", "lua5.4", ... */
+  uint64_t clock_start;      /* packet clock at the start (ns), 0 if unknown */
 } HtHeader;
 
 /* Damage and totals, known after the scan (ht_reader_open) and final once

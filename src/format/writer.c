@@ -113,6 +113,7 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
   p = field_uleb(p, HT_H_UNWIND, in->unwind, 0, 0);
   p = field_uleb(p, HT_H_FRAMES, in->frames, 0, 0);
   if (fe) p = field_bytes(p, HT_H_FRONTEND, in->frontend, fe);
+  if (in->clock_start) p = field_uleb(p, HT_H_T0, in->clock_start, 0, 0);
   ht_wu32(lenp, (uint32_t)(p - lenp - 4));
   p = ht_wu32(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
   pthread_mutex_lock(&w->lock);
@@ -129,8 +130,12 @@ static int writer_packet(HtWriter *w, unsigned kind, unsigned gen, uint32_t pid,
                          uint32_t tid, uint64_t seq0, uint64_t seq1, uint64_t ts0,
                          uint32_t nev, const uint8_t *body, size_t len)
 {
-  if (len > HT_PACKET_MAX) return w->err = HEAPTAPE_E_MISUSE;
   pthread_mutex_lock(&w->lock);
+  if (len > HT_PACKET_MAX) {
+    if (!w->err) w->err = HEAPTAPE_E_MISUSE;
+    pthread_mutex_unlock(&w->lock);
+    return HEAPTAPE_E_MISUSE;
+  }
   const uint8_t *out = body;
   size_t olen = len;
   unsigned flags = 0;
@@ -186,7 +191,9 @@ int ht_writer_stream(HtWriter *w, HtStream *s)
 int ht_writer_trailer(HtWriter *w, const HtTrailer *t)
 {
   uint8_t body[8 * 3 * HT_ULEB_MAX], *p = body;
+  pthread_mutex_lock(&w->lock);
   uint64_t packets = w->packets, bytes = w->bytes;
+  pthread_mutex_unlock(&w->lock);
   p = field_uleb(p, HT_T_EVENTS, t->events, 0, 0);
   p = field_uleb(p, HT_T_LOST, t->lost, 0, 0);
   p = field_uleb(p, HT_T_PACKETS, packets, 0, 0);

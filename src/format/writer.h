@@ -21,6 +21,7 @@ typedef struct HtTapeInfo {
   uint32_t frames;           /* maximum frames per stack */
   const char *frontend;      /* "native", "lua5.4", ... or NULL */
   uint16_t flags;            /* HT_F_* */
+  uint64_t clock_start;      /* packet clock (ns) at the start, 0 = unknown */
 } HtTapeInfo;
 
 typedef struct HtTrailer {

@@ -160,12 +160,14 @@ static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o)
   if (m->reallocs)
     fprintf(f, "  reallocations        %" PRIu64 "\n", m->reallocs);
   fprintf(f, "  bytes allocated      %s\n", report_bytes(b1, sizeof(b1), m->bytes));
-  fprintf(f, "  peak heap            %s in %" PRIu64 " blocks at %.3f s\n",
-          report_bytes(b1, sizeof(b1), m->peak), m->peak_n, (double)m->peak_ts / 1e9);
+  fprintf(f, "  peak heap            %s in %" PRIu64 " block%s at %.3f s\n",
+          report_bytes(b1, sizeof(b1), m->peak), m->peak_n, report_s(m->peak_n),
+          (double)m->peak_ts / 1e9);
   uint32_t leak_sites = 0;
   for (uint32_t i = 0; i < m->nsite; i++) leak_sites += m->site[i].f.live_n != 0;
-  fprintf(f, "  leaked at exit       %s in %" PRIu64 " blocks from %" PRIu32 " sites\n",
-          report_bytes(b2, sizeof(b2), m->heap), m->heap_n, leak_sites);
+  fprintf(f, "  leaked at exit       %s in %" PRIu64 " block%s from %" PRIu32 " site%s\n",
+          report_bytes(b2, sizeof(b2), m->heap), m->heap_n, report_s(m->heap_n),
+          leak_sites, report_s(leak_sites));
   fprintf(f, "  temporary            %" PRIu64 " allocations (%.1f%% of calls)\n",
           m->temp, report_pct(m->temp, m->allocs));
   if (m->unknown_frees)
