@@ -407,6 +407,7 @@ static void record_forward(int sig, siginfo_t *si, void *uc)
   errno = saved;
 }
 
+/* Signals forwarded to the child. */
 static const int rec_signals[] = {SIGINT, SIGTERM, SIGQUIT, SIGHUP};
 
 /* Install (or, with on = 0, remove) the forwarding handlers. */

@@ -367,6 +367,7 @@ static void test_truncated(void)
   unlink(path);
 }
 
+/* Run every test; ends with "N passed, N failed". */
 int main(void)
 {
   TEST(test_plain);
