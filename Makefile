@@ -62,6 +62,10 @@ TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -lstdc++
 $(B)/heaptape: $(call obj,$(CLI_SRC)) $(B)/libheaptape_tool.a
 	$(CC) -o $@ $(call obj,$(CLI_SRC)) $(LDFLAGS) $(TOOL_LIBS)
 
+$(B)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -o $@ $<
+
 # -- Tests -----------------------------------------------------------------
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
