@@ -10,6 +10,13 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_lifetimes(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_heapmap(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 /* Print "heaptape: <fmt>" and a newline to stderr. */
 void ht_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

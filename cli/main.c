@@ -17,6 +17,13 @@ static const Cmd cmds[] = {
   {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
+  {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)"},
+  {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks"},
+  {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites"},
+  {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)"},
+  {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)"},
+  {"replay", cmd_replay, "replay the operations against real allocators"},
+  {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)"},
 };
 
 /* Print "heaptape: <message>" on stderr. */
@@ -35,7 +42,7 @@ static void usage(FILE *f)
 {
   fprintf(f, "usage: heaptape <command> [options] [args]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-    fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].help);
   fprintf(f, "\n`heaptape <command> --help` describes a command.\n");
 }
 
