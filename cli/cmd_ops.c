@@ -1,10 +1,80 @@
-/* heaptape -- `heaptape ops` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape ops`: the tape as a plain operations log, one line per
+** New or Free of a block with a run-unique handle (docs/ALLOCATORS.md). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cmds.h"
+#include "../include/heaptape.h"
+#include "../src/format/reader.h"
+#include "../src/output/ops.h"
+
+static const char ops_usage[] =
+  "usage: heaptape ops [-o OUT] FILE\n"
+  "  one line per operation: SEQ TID N HANDLE SIZE [C|A<align>|R<old>]\n"
+  "                          SEQ TID F HANDLE [R]\n";
 
 int cmd_ops(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("ops: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *path = NULL, *out = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(ops_usage, stdout);
+      return HT_EXIT_OK;
+    }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
+    if ((argv[i][0] == '-' && argv[i][1]) || path) {
+      ht_cli_error(path ? "ops: one tape at a time; extra argument '%s'"
+                        : "ops: unknown option '%s'", argv[i]);
+      fputs(ops_usage, stderr);
+      return HT_EXIT_USAGE;
+    }
+    path = argv[i];
+  }
+  if (!path) {
+    ht_cli_error("ops: no tape given");
+    fputs(ops_usage, stderr);
+    return HT_EXIT_USAGE;
+  }
+  HtReader *r;
+  char err[256];
+  if (ht_reader_open(&r, path, err, sizeof(err))) {
+    ht_cli_error("%s: %s", path, err);
+    return HT_EXIT_FAIL;
+  }
+  FILE *f = out ? fopen(out, "w") : stdout;
+  if (!f) {
+    ht_cli_error("%s: cannot create (%s)", out, strerror(errno));
+    ht_reader_close(r);
+    return HT_EXIT_FAIL;
+  }
+  HtOps o;
+  if (ht_ops_init(&o)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_reader_close(r);
+    return HT_EXIT_FAIL;
+  }
+  if (ht_reader_header(r)->sample)
+    ht_cli_error("warning: %s: sampled tape; the log holds the sampled blocks only", path);
+  fprintf(f, "# heaptape ops 1: seq tid N handle size [C|A<align>|R<old>] | seq tid F handle [R]\n");
+  HtEvent ev;
+  HtOp op;
+  while (ht_reader_next(r, &ev) > 0)
+    if (ht_ops_event(&o, &ev, &op)) ht_ops_print(f, &op);
+  fprintf(f, "# ops %" PRIu64 " handles %" PRIu64 " live %" PRIu64 " bytes %" PRIu64
+          " peak %" PRIu64 " unknown-frees %" PRIu64 "\n", o.nops, o.next_handle - 1,
+          o.live_n, o.live_bytes, o.peak, o.unknown_frees);
+  const HtReadStats *st = ht_reader_stats(r);
+  if (st->first_error_off != UINT64_MAX)
+    ht_cli_error("warning: %s: %s", path, st->first_error);
+  int rc = HT_EXIT_OK;
+  if (o.oom) { ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); rc = HT_EXIT_FAIL; }
+  if ((out ? fclose(f) : fflush(f)) != 0) {
+    ht_cli_error("%s: write error", out ? out : "stdout");
+    rc = HT_EXIT_FAIL;
+  }
+  ht_ops_free(&o);
+  ht_reader_close(r);
+  return rc;
 }

@@ -1,0 +1,190 @@
+/* heaptape -- the operations stream: tape events to New/Free ops on handles,
+** and its text form for `heaptape ops` (docs/ALLOCATORS.md). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "../analyze/frames.h"
+
+/* Key of a block in the live map: address plus the runtime-domain bit, so
+** a language runtime's heap never collides with the native one. */
+static uint64_t ops_key(const HtEvent *ev)
+{
+  return ev->addr ^ ((ev->kind & HT_K_DOMAIN_RT) ? 0x8000000000000001ull : 0);
+}
+
+/* -- Stream ---------------------------------------------------------------- */
+
+/* Prepare an empty stream. */
+int ht_ops_init(HtOps *o)
+{
+  memset(o, 0, sizeof(*o));
+  o->next_handle = 1;
+  if (ht_map_init(&o->live, 1024) || ht_map_init(&o->pend, 16)) {
+    ht_ops_free(o);
+    return -1;
+  }
+  return 0;
+}
+
+/* Release what the stream owns. */
+void ht_ops_free(HtOps *o)
+{
+  ht_map_free(&o->live);
+  ht_map_free(&o->pend);
+  free(o->blk);
+  o->blk = NULL;
+}
+
+/* A pool slot for a new block, or UINT32_MAX when out of memory. */
+static uint32_t ops_slot(HtOps *o)
+{
+  if (o->free_head) {
+    uint32_t i = o->free_head - 1;
+    o->free_head = (uint32_t)o->blk[i].handle;
+    return i;
+  }
+  if (o->nblk == o->cblk) {
+    uint32_t c = o->cblk ? o->cblk * 2 : 1024;
+    HtOpBlock *nb = realloc(o->blk, (size_t)c * sizeof(*nb));
+    if (!nb) return UINT32_MAX;
+    o->blk = nb;
+    o->cblk = c;
+  }
+  return o->nblk++;
+}
+
+/* Fill the common fields of an op and count it. */
+static void ops_emit(HtOps *o, const HtEvent *ev, HtOp *op, uint8_t type)
+{
+  memset(op, 0, sizeof(*op));
+  op->op = type;
+  op->kind = ev->kind;
+  op->tid = ev->tid;
+  op->seq = ev->seq;
+  op->ts = ev->ts;
+  op->addr = ev->addr;
+  op->index = o->nops++;
+}
+
+/* Turn one tape event into an op: 1 when *op was filled, 0 for none. */
+int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
+{
+  if (ev->type != HT_EV_ALLOC && ev->type != HT_EV_FREE) return 0;
+  unsigned fam = HT_K_FAMILY(ev->kind);
+  uint64_t old = 0, *pv = ht_map_get(&o->pend, ev->tid);
+  if (pv && *pv) { old = *pv; *pv = 0; }  /* any op of the thread ends it */
+  uint64_t key = ops_key(ev), *bv = ht_map_get(&o->live, key);
+
+  if (ev->type == HT_EV_FREE) {
+    if (!bv) { o->unknown_frees++; return 0; }
+    uint32_t bi = (uint32_t)(*bv - 1);
+    HtOpBlock b = o->blk[bi];
+    ht_map_del(&o->live, key, NULL);
+    o->blk[bi].handle = o->free_head;
+    o->free_head = bi + 1;
+    ops_emit(o, ev, op, HT_OP_FREE);
+    op->handle = b.handle;
+    op->size = b.size;
+    op->stack = b.stack;
+    op->born = b.born;
+    op->born_ts = b.born_ts;
+    op->addr = b.addr;
+    if (fam == HT_K_REALLOC) {
+      op->flags = HT_OPF_REALLOC;
+      if (ht_map_put(&o->pend, ev->tid, b.handle)) o->oom = 1;
+    }
+    o->live_bytes -= b.size;
+    o->live_n--;
+    op->live = o->live_bytes;
+    return 1;
+  }
+
+  if (bv) {  /* an address allocated twice: forget the first block */
+    o->dup_allocs++;
+    uint32_t bi = (uint32_t)(*bv - 1);
+    o->live_bytes -= o->blk[bi].size;
+    o->live_n--;
+    o->blk[bi].handle = o->free_head;
+    o->free_head = bi + 1;
+    ht_map_del(&o->live, key, NULL);
+  }
+  uint32_t bi = ops_slot(o);
+  if (bi == UINT32_MAX || ht_map_put(&o->live, key, (uint64_t)bi + 1)) {
+    o->oom = 1;
+    return 0;
+  }
+  ops_emit(o, ev, op, HT_OP_NEW);
+  op->handle = o->next_handle++;
+  op->size = ev->size;
+  op->stack = ev->stack;
+  op->born = op->index;
+  op->born_ts = ev->ts;
+  if (fam == HT_K_CALLOC) op->flags = HT_OPF_CALLOC;
+  else if (HT_K_HAS_ALIGN(ev->kind) && ev->align > 1) {
+    op->flags = HT_OPF_ALIGN;
+    op->align = ev->align;
+  } else if (fam == HT_K_VALLOC) {
+    op->flags = HT_OPF_ALIGN;
+    op->align = 4096;
+  } else if (fam == HT_K_REALLOC && old) {
+    op->flags = HT_OPF_REALLOC;
+    op->old = old;
+  }
+  o->blk[bi] = (HtOpBlock){.handle = op->handle, .size = ev->size, .addr = ev->addr,
+                           .born = op->index, .born_ts = ev->ts, .stack = ev->stack};
+  o->live_bytes += ev->size;
+  o->live_n++;
+  if (o->live_bytes > o->peak) { o->peak = o->live_bytes; o->peak_index = op->index; }
+  op->live = o->live_bytes;
+  return 1;
+}
+
+/* Iterate the blocks live now. */
+int ht_ops_live_next(const HtOps *o, size_t *it, HtOpBlock *b)
+{
+  uint64_t k, v;
+  if (!ht_map_next(&o->live, it, &k, &v)) return 0;
+  *b = o->blk[v - 1];
+  return 1;
+}
+
+/* -- Text form ------------------------------------------------------------ */
+
+/* One op as a line of the text log. */
+void ht_ops_print(FILE *f, const HtOp *op)
+{
+  if (op->op == HT_OP_FREE) {
+    fprintf(f, "%" PRIu64 " %" PRIu32 " F %" PRIu64 "%s\n", op->seq, op->tid, op->handle,
+            op->flags & HT_OPF_REALLOC ? " R" : "");
+    return;
+  }
+  fprintf(f, "%" PRIu64 " %" PRIu32 " N %" PRIu64 " %" PRIu64, op->seq, op->tid,
+          op->handle, op->size);
+  if (op->flags & HT_OPF_CALLOC) fputs(" C", f);
+  else if (op->flags & HT_OPF_ALIGN) fprintf(f, " A%" PRIu64, op->align);
+  else if (op->flags & HT_OPF_REALLOC) fprintf(f, " R%" PRIu64, op->old);
+  fputc('\n', f);
+}
+
+/* A display name for an allocation stack. */
+const char *ht_ops_site_name(const HtReader *r, uint32_t stack, char *buf, size_t len)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
+  if (!n) { snprintf(buf, len, "(no stack)"); return buf; }
+  for (size_t i = 0; i < n; i++) {
+    HtFrameInfo fi[16];
+    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
+    for (size_t j = 0; j < k; j++)
+      if (!ht_frames_plumbing(&fi[j], NULL, 0)) {
+        ht_frames_format(&fi[j], buf, len);
+        return buf;
+      }
+  }
+  HtFrameInfo fi;
+  ht_frames_info(r, frames[0], &fi, 1);
+  ht_frames_format(&fi, buf, len);
+  return buf;
+}
