@@ -453,12 +453,42 @@ void ht_model_finish(HtModel *m)
 /* The whole pass. */
 int ht_model_run(HtModel *m)
 {
-  HtEvent ev;
+  /* The live map is far larger than the caches, so each event's lookup is
+  ** a miss. Events pass through a ring of LOOK slots: a block's map slot is
+  ** prefetched when its event enters, the block itself halfway through, and
+  ** the event is applied when it leaves. Events whose strings point into the
+  ** reader's buffer (threads, marks, modules) drain the ring first. */
+  enum { LOOK = 16, HALF = LOOK / 2 };
+  HtEvent ring[LOOK];
+  size_t head = 0, n = 0;
   uint64_t total = ht_reader_stats(m->r) ? ht_reader_stats(m->r)->events : 0;
-  while (ht_reader_next(m->r, &ev) > 0) {
-    ht_model_event(m, &ev);
-    if (m->o.progress && (m->events & 0xfffff) == 0)
-      m->o.progress(m->o.arg, m->events, total);
+  for (;;) {
+    HtEvent *ev = &ring[(head + n) % LOOK];
+    int more = ht_reader_next(m->r, ev) > 0;
+    int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
+    if (plain) {
+      ht_map_prefetch(&m->live, ev->addr);
+      n++;
+      if (n > HALF) { /* the map slot of the event HALF places ahead is in */
+        const HtEvent *mid = &ring[(head + n - 1 - HALF) % LOOK];
+        uint64_t *bi = mid->type == HT_EV_FREE ? ht_map_get(&m->live, mid->addr) : NULL;
+        if (bi) __builtin_prefetch(&m->blk[*bi]);
+      }
+    }
+    /* Apply events leaving the ring: all of them at a barrier or the end. */
+    while (n && (n == LOOK || !plain)) {
+      ht_model_event(m, &ring[head]);
+      head = (head + 1) % LOOK;
+      n--;
+      if (m->o.progress && (m->events & 0xfffff) == 0)
+        m->o.progress(m->o.arg, m->events, total);
+    }
+    if (!more) break;
+    if (!plain) {
+      HtEvent copy = *ev; /* ring slots may be reused below; keep it stable */
+      head = 0;
+      ht_model_event(m, &copy);
+    }
   }
   ht_model_finish(m);
   return m->oom ? HEAPTAPE_E_NOMEM : 0;

@@ -1,61 +1,56 @@
 /* heaptape -- open-addressing uint64_t -> uint64_t hash map.
 ** Used by the reader (stacks), the analysis (live blocks) and the CLI. */
 #include <stdlib.h>
+#include <string.h>
 #include "map.h"
 
-/* Allocate an empty table of at least hint slots. */
+/* Allocate an empty table with room for hint keys. */
 int ht_map_init(HtMap *m, size_t hint)
 {
   size_t n = 16;
   while (n < hint * 2) n <<= 1;
-  m->keys = calloc(n, sizeof(uint64_t));
-  m->vals = malloc(n * sizeof(uint64_t));
+  m->slot = calloc(n, sizeof(HtMapSlot));
   m->mask = n - 1;
   m->count = 0;
   m->has_zero = 0;
   m->zero_val = 0;
-  if (!m->keys || !m->vals) { ht_map_free(m); return -1; }
-  return 0;
+  return m->slot ? 0 : -1;
 }
 
 /* Release the table. */
 void ht_map_free(HtMap *m)
 {
-  free(m->keys); free(m->vals);
-  m->keys = m->vals = NULL;
+  free(m->slot);
+  m->slot = NULL;
   m->mask = 0;
   m->count = 0;
+  m->has_zero = 0;
 }
 
-/* Pointer to the value of key, or NULL. */
-uint64_t *ht_map_get(const HtMap *m, uint64_t key)
+/* Remove every key, keeping the slots. */
+void ht_map_clear(HtMap *m)
 {
-  if (key == 0) return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
-  if (!m->keys) return NULL;
-  for (size_t i = ht_hash64(key) & m->mask;; i = (i + 1) & m->mask) {
-    if (m->keys[i] == key) return &m->vals[i];
-    if (m->keys[i] == 0) return NULL;
-  }
+  if (m->slot) memset(m->slot, 0, (m->mask + 1) * sizeof(HtMapSlot));
+  m->count = 0;
+  m->has_zero = 0;
 }
 
-/* Double the table. */
+/* Double the table (or create it). */
 static int map_grow(HtMap *m)
 {
-  HtMap n;
-  if (ht_map_init(&n, m->mask + 1)) return -1;
-  for (size_t i = 0; i <= m->mask; i++) {
-    uint64_t k = m->keys[i];
+  size_t n = m->slot ? (m->mask + 1) * 2 : 16;
+  HtMapSlot *t = calloc(n, sizeof(HtMapSlot));
+  if (!t) return -1;
+  for (size_t i = 0; m->slot && i <= m->mask; i++) {
+    uint64_t k = m->slot[i].key;
     if (!k) continue;
-    size_t j = ht_hash64(k) & n.mask;
-    while (n.keys[j]) j = (j + 1) & n.mask;
-    n.keys[j] = k;
-    n.vals[j] = m->vals[i];
+    size_t j = ht_hash64(k) & (n - 1);
+    while (t[j].key) j = (j + 1) & (n - 1);
+    t[j] = m->slot[i];
   }
-  n.count = m->count;
-  n.has_zero = m->has_zero;
-  n.zero_val = m->zero_val;
-  free(m->keys); free(m->vals);
-  *m = n;
+  free(m->slot);
+  m->slot = t;
+  m->mask = n - 1;
   return 0;
 }
 
@@ -68,19 +63,11 @@ int ht_map_put(HtMap *m, uint64_t key, uint64_t val)
     m->zero_val = val;
     return 0;
   }
-  if (!m->keys) { /* lazily allocated: keep a zero key stored before */
-    int z = m->has_zero;
-    uint64_t zv = m->zero_val;
-    if (ht_map_init(m, 16)) return -1;
-    m->has_zero = z;
-    m->zero_val = zv;
-    m->count = (size_t)z;
-  }
-  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && map_grow(m)) return -1;
+  if ((!m->slot || (m->count + 1) * 2 > m->mask + 1) && map_grow(m)) return -1;
   size_t i = ht_hash64(key) & m->mask;
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & m->mask;
-  if (!m->keys[i]) { m->keys[i] = key; m->count++; }
-  m->vals[i] = val;
+  while (m->slot[i].key && m->slot[i].key != key) i = (i + 1) & m->mask;
+  if (!m->slot[i].key) { m->slot[i].key = key; m->count++; }
+  m->slot[i].val = val;
   return 0;
 }
 
@@ -94,25 +81,24 @@ int ht_map_del(HtMap *m, uint64_t key, uint64_t *val)
     m->count--;
     return 1;
   }
-  if (!m->keys) return 0;
+  if (!m->slot) return 0;
   size_t i = ht_hash64(key) & m->mask;
-  while (m->keys[i] != key) {
-    if (!m->keys[i]) return 0;
+  while (m->slot[i].key != key) {
+    if (!m->slot[i].key) return 0;
     i = (i + 1) & m->mask;
   }
-  if (val) *val = m->vals[i];
+  if (val) *val = m->slot[i].val;
   for (size_t j = i;;) {
-    m->keys[i] = 0;
+    m->slot[i].key = 0;
     for (;;) {
       j = (j + 1) & m->mask;
-      if (!m->keys[j]) { m->count--; return 1; }
-      size_t home = ht_hash64(m->keys[j]) & m->mask;
+      if (!m->slot[j].key) { m->count--; return 1; }
+      size_t home = ht_hash64(m->slot[j].key) & m->mask;
       /* Move j back to i unless its home lies cyclically in (i, j]. */
       if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) continue;
       break;
     }
-    m->keys[i] = m->keys[j];
-    m->vals[i] = m->vals[j];
+    m->slot[i] = m->slot[j];
     i = j;
   }
 }
@@ -120,14 +106,17 @@ int ht_map_del(HtMap *m, uint64_t key, uint64_t *val)
 /* Iterate over every entry. */
 int ht_map_next(const HtMap *m, size_t *it, uint64_t *key, uint64_t *val)
 {
-  size_t n = m->keys ? m->mask + 1 : 0;
+  size_t n = m->slot ? m->mask + 1 : 0;
   if (*it == 0 && m->has_zero) {
     *it = 1; *key = 0; *val = m->zero_val;
     return 1;
   }
   if (*it == 0) *it = 1;
   for (size_t i = *it - 1; i < n; i++) {
-    if (m->keys[i]) { *it = i + 2; *key = m->keys[i]; *val = m->vals[i]; return 1; }
+    if (m->slot[i].key) {
+      *it = i + 2; *key = m->slot[i].key; *val = m->slot[i].val;
+      return 1;
+    }
   }
   *it = n + 1;
   return 0;
