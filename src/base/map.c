@@ -2,14 +2,30 @@
 ** Used by the reader (stacks), the analysis (live blocks) and the CLI. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "map.h"
+
+#define MAP_HUGE_BYTES (2u << 20) /* tables this large ask for huge pages */
+
+/* Zeroed slots; large tables are 2 MiB aligned and ask for transparent huge
+** pages, since every probe of a big table is otherwise also a TLB miss. */
+static HtMapSlot *map_slots(size_t n)
+{
+  size_t bytes = n * sizeof(HtMapSlot);
+  if (bytes < MAP_HUGE_BYTES) return calloc(n, sizeof(HtMapSlot));
+  void *p = aligned_alloc(MAP_HUGE_BYTES, bytes);
+  if (!p) return NULL;
+  madvise(p, bytes, MADV_HUGEPAGE);
+  memset(p, 0, bytes);
+  return p;
+}
 
 /* Allocate an empty table with room for hint keys. */
 int ht_map_init(HtMap *m, size_t hint)
 {
   size_t n = 16;
   while (n < hint * 2) n <<= 1;
-  m->slot = calloc(n, sizeof(HtMapSlot));
+  m->slot = map_slots(n);
   m->mask = n - 1;
   m->count = 0;
   m->has_zero = 0;
@@ -39,7 +55,7 @@ void ht_map_clear(HtMap *m)
 static int map_grow(HtMap *m)
 {
   size_t n = m->slot ? (m->mask + 1) * 2 : 16;
-  HtMapSlot *t = calloc(n, sizeof(HtMapSlot));
+  HtMapSlot *t = map_slots(n);
   if (!t) return -1;
   for (size_t i = 0; m->slot && i <= m->mask; i++) {
     uint64_t k = m->slot[i].key;
