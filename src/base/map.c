@@ -7,17 +7,25 @@
 
 #define MAP_HUGE_BYTES (2u << 20) /* tables this large ask for huge pages */
 
-/* Zeroed slots; large tables are 2 MiB aligned and ask for transparent huge
-** pages, since every probe of a big table is otherwise also a TLB miss. */
+/* Zeroed slots; large tables come from mmap (already zero) and ask for
+** transparent huge pages, since every probe of a big table is otherwise
+** also a TLB miss. */
 static HtMapSlot *map_slots(size_t n)
 {
   size_t bytes = n * sizeof(HtMapSlot);
   if (bytes < MAP_HUGE_BYTES) return calloc(n, sizeof(HtMapSlot));
-  void *p = aligned_alloc(MAP_HUGE_BYTES, bytes);
-  if (!p) return NULL;
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
   madvise(p, bytes, MADV_HUGEPAGE);
-  memset(p, 0, bytes);
   return p;
+}
+
+/* Release slots from map_slots. */
+static void map_slots_free(HtMapSlot *p, size_t n)
+{
+  if (!p) return;
+  if (n * sizeof(HtMapSlot) < MAP_HUGE_BYTES) free(p);
+  else munmap(p, n * sizeof(HtMapSlot));
 }
 
 /* Allocate an empty table with room for hint keys. */
@@ -36,7 +44,7 @@ int ht_map_init(HtMap *m, size_t hint)
 /* Release the table. */
 void ht_map_free(HtMap *m)
 {
-  free(m->slot);
+  map_slots_free(m->slot, m->mask + 1);
   m->slot = NULL;
   m->mask = 0;
   m->count = 0;
@@ -64,7 +72,7 @@ static int map_grow(HtMap *m)
     while (t[j].key) j = (j + 1) & (n - 1);
     t[j] = m->slot[i];
   }
-  free(m->slot);
+  map_slots_free(m->slot, m->mask + 1);
   m->slot = t;
   m->mask = n - 1;
   return 0;
