@@ -59,6 +59,21 @@ $(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
 
 TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -lstdc++
 
+# -- pprof: protobuf-c code generated from proto/profile.proto -------------
+# protoc-c (Debian protobuf-c-compiler) writes $(B)/gen/profile.pb-c.{c,h} at
+# build time; its object joins the tool library, and the files that include
+# the generated header see $(B)/gen. Nothing generated is committed.
+PROTO_GEN = $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h
+$(PROTO_GEN) &: proto/profile.proto
+	@mkdir -p $(B)/gen
+	protoc-c --proto_path=proto --c_out=$(B)/gen proto/profile.proto
+$(B)/gen/profile.pb-c.o: $(PROTO_GEN)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Wno-unused-parameter -c $(B)/gen/profile.pb-c.c -o $@
+$(B)/libheaptape_tool.a: $(B)/gen/profile.pb-c.o
+$(B)/obj/src/output/pprof.o $(B)/tests/test_pprof: $(B)/gen/profile.pb-c.h
+$(B)/obj/src/output/pprof.o $(B)/tests/test_pprof: BASEFLAGS += -I$(B)/gen
+TOOL_LIBS += -lprotobuf-c -lz
+
 $(B)/heaptape: $(call obj,$(CLI_SRC)) $(B)/libheaptape_tool.a
 	$(CC) -o $@ $(call obj,$(CLI_SRC)) $(LDFLAGS) $(TOOL_LIBS)
 

@@ -1,10 +1,158 @@
-/* heaptape -- `heaptape pprof` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape pprof`: one or more tapes as a gzipped pprof heap
+** profile (alloc_objects, alloc_space, inuse_objects, inuse_space). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmds.h"
+#include "vizcli.h"
+#include "../include/heaptape.h"
+#include "../src/output/pprof.h"
+
+static const char pprof_usage[] =
+  "usage: heaptape pprof [options] FILE... -o PROFILE.pb.gz\n"
+  "\n"
+  "  -o, --output FILE       profile to write (default profile.pb.gz)\n"
+  "  --at peak|SECONDS       inuse_* at the peak or at that time (default:\n"
+  "                          the end of the tape, i.e. what leaked)\n"
+  "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
+  "                          allocation wrappers; repeatable\n"
+  "  -q, --quiet             no summary line\n"
+  "\n"
+  "Several tapes are merged into one profile (their values add up).\n"
+  "Read it with `go tool pprof -top PROFILE.pb.gz`; see docs/PPROF.md.\n";
+
+/* Bad usage: a message, the usage text, exit status 2. */
+static int pprof_bad(const char *what, const char *arg)
+{
+  ht_cli_error("pprof: %s '%s'", what, arg);
+  fputs(pprof_usage, stderr);
+  return HT_EXIT_USAGE;
+}
+
+/* Whether the tally agrees with the model (it must: same weighing rules). */
+static void pprof_check(const char *path, const HtModel *m, const HtTally *t)
+{
+  uint64_t inuse = t->mode == HT_INUSE_PEAK ? m->peak
+                 : t->mode == HT_INUSE_AT ? m->at_heap : m->heap;
+  if (t->allocs != m->allocs || t->bytes != m->bytes || t->inuse != inuse)
+    ht_cli_error("warning: %s: profile totals differ from the report "
+                 "(allocs %" PRIu64 "/%" PRIu64 ", bytes %" PRIu64 "/%" PRIu64
+                 ", inuse %" PRIu64 "/%" PRIu64 ")", path, t->allocs, m->allocs,
+                 t->bytes, m->bytes, t->inuse, inuse);
+}
+
+/* Read one tape into the profile; 0 or -1 (message printed). */
+static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
+                      const char *const *wrappers, size_t nwrap)
+{
+  HtReader *r;
+  if (ht_vizcli_open(path, &r)) return -1;
+  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap,
+                    .at_ns = mode == HT_INUSE_AT ? at_ns : UINT64_MAX};
+  HtModel m;
+  HtTally t;
+  if (ht_model_init(&m, r, &mo)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_reader_close(r);
+    return -1;
+  }
+  if (ht_tally_init(&t, mode, at_ns)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_model_free(&m);
+    ht_reader_close(r);
+    return -1;
+  }
+  int rc = ht_vizcli_pass(path, &m, &t);
+  ht_vizcli_warn(path, r);
+  if (!rc) {
+    pprof_check(path, &m, &t);
+    if (!m.by_type[HT_EV_ALLOC])
+      ht_cli_error("warning: %s: no allocations on the tape", path);
+    const HtHeader *h = ht_reader_header(r);
+    HtPprofSrc src = {.r = r, .t = &t, .wrappers = wrappers, .nwrappers = nwrap,
+                      .time_ns = h->start_ns, .duration_ns = m.duration};
+    char note[512];
+    snprintf(note, sizeof(note), "heaptape tape %s: %s (pid %" PRIu32 ")%s", path,
+             h->exe && h->exe[0] ? h->exe : "?", h->pid,
+             mode == HT_INUSE_PEAK ? ", inuse at the peak"
+             : mode == HT_INUSE_AT ? ", inuse at --at" : ", inuse at the end");
+    if (ht_pprof_add(p, &src) || ht_pprof_comment(p, note)) {
+      ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+      rc = -1;
+    }
+  }
+  ht_tally_free(&t);
+  ht_model_free(&m);
+  ht_reader_close(r);
+  return rc;
+}
 
 int cmd_pprof(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("pprof: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *out = "profile.pb.gz";
+  int mode = HT_INUSE_END, quiet = 0;
+  uint64_t at_ns = UINT64_MAX;
+  const char **tapes = calloc((size_t)argc, sizeof(char *));
+  const char **wrappers = calloc((size_t)argc, sizeof(char *));
+  size_t ntape = 0, nwrap = 0;
+  int rc = HT_EXIT_USAGE;
+  if (!tapes || !wrappers) { ht_cli_error("out of memory"); rc = HT_EXIT_FAIL; goto done; }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(pprof_usage, stdout);
+      rc = HT_EXIT_OK;
+      goto done;
+    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
+      if (!*v) { rc = pprof_bad("empty output name", v); goto done; }
+      out = v;
+    } else if (ht_vizcli_is(a, "--at")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
+      if (!strcmp(v, "peak")) mode = HT_INUSE_PEAK;
+      else if (!ht_vizcli_seconds(v, &at_ns)) mode = HT_INUSE_AT;
+      else { rc = pprof_bad("bad --at (want peak or seconds)", v); goto done; }
+    } else if (ht_vizcli_is(a, "--wrapper")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
+      wrappers[nwrap++] = v;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      quiet = 1;
+    } else if (a[0] == '-' && a[1]) {
+      rc = pprof_bad("unknown option", a);
+      goto done;
+    } else {
+      tapes[ntape++] = a;
+    }
+  }
+  if (!ntape) {
+    ht_cli_error("pprof: no tape given");
+    fputs(pprof_usage, stderr);
+    goto done;
+  }
+  rc = HT_EXIT_FAIL;
+  HtPprof *p = ht_pprof_new();
+  if (!p) { ht_cli_error("out of memory"); goto done; }
+  for (size_t i = 0; i < ntape; i++)
+    if (pprof_tape(p, tapes[i], mode, at_ns, wrappers, nwrap)) { ht_pprof_destroy(p); goto done; }
+  char err[512];
+  if (ht_pprof_write(p, out, err, sizeof(err))) {
+    ht_cli_error("%s", err);
+    ht_pprof_destroy(p);
+    goto done;
+  }
+  HtPprofTotals tot;
+  ht_pprof_totals(p, &tot);
+  if (!quiet)
+    printf("%s: %zu tape%s, %" PRIu64 " samples; alloc %" PRIu64 " objects %" PRIu64
+           " bytes; inuse %" PRIu64 " objects %" PRIu64 " bytes\n", out, ntape,
+           ntape == 1 ? "" : "s", tot.samples, tot.alloc_objects, tot.alloc_space,
+           tot.inuse_objects, tot.inuse_space);
+  ht_pprof_destroy(p);
+  rc = HT_EXIT_OK;
+done:
+  free(tapes);
+  free(wrappers);
+  return rc;
 }

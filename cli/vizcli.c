@@ -1,0 +1,80 @@
+/* heaptape -- helpers shared by the picture commands: tape opening, damage
+** warnings, option values and the one analysis pass they all make. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "vizcli.h"
+#include "../include/heaptape.h"
+
+/* Open a tape or say why not. */
+int ht_vizcli_open(const char *path, HtReader **r)
+{
+  char err[256];
+  if (ht_reader_open(r, path, err, sizeof(err))) {
+    ht_cli_error("%s: %s", path, err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Print the damage warning of a reader, if any. */
+void ht_vizcli_warn(const char *path, const HtReader *r)
+{
+  const HtReadStats *st = ht_reader_stats(r);
+  if (st->first_error_off == UINT64_MAX) return;
+  if (st->damaged)
+    ht_cli_error("warning: %s: %s; %llu damaged packets (%llu bytes) skipped", path,
+                 st->first_error, (unsigned long long)st->damaged,
+                 (unsigned long long)st->damaged_bytes);
+  else
+    ht_cli_error("warning: %s: %s", path, st->first_error);
+}
+
+/* Parse seconds into ns. */
+int ht_vizcli_seconds(const char *s, uint64_t *ns)
+{
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || !(v >= 0) || v > 1e9) return -1;
+  *ns = (uint64_t)llround(v * 1e9);
+  return 0;
+}
+
+/* One pass into the model and the tally. */
+int ht_vizcli_pass(const char *path, HtModel *m, HtTally *t)
+{
+  HtEvent ev;
+  while (ht_reader_next(m->r, &ev) > 0) {
+    ht_model_event(m, &ev);
+    if (t) ht_tally_event(t, &ev);
+  }
+  ht_model_finish(m);
+  if (t) ht_tally_finish(t);
+  if (m->oom || (t && t->oom)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    return -1;
+  }
+  return 0;
+}
+
+/* The value of option argv[*i]. */
+const char *ht_vizcli_optval(int argc, char **argv, int *i, const char *cmd)
+{
+  const char *eq = strchr(argv[*i], '=');
+  if (eq && argv[*i][0] == '-' && argv[*i][1] == '-') return eq + 1;
+  if (*i + 1 >= argc) {
+    ht_cli_error("%s: option '%s' needs a value", cmd, argv[*i]);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+/* Whether arg is the flag name, alone or as "name=value". */
+int ht_vizcli_is(const char *arg, const char *name)
+{
+  size_t n = strlen(name);
+  return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}

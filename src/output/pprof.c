@@ -1,0 +1,520 @@
+/* heaptape -- the pprof export: tallies of one or more tapes into a gzipped
+** perftools.profiles.Profile (protobuf-c code generated from proto/). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pprof.h"
+#include "profile.pb-c.h"
+#include "../analyze/frames.h"
+#include "../../include/heaptape.h"
+
+/* Sample types, in the order go tool pprof expects of a heap profile. */
+enum { V_ALLOC_N, V_ALLOC_B, V_INUSE_N, V_INUSE_B, V_COUNT };
+
+/* One sample before serialisation. */
+typedef struct PSample {
+  uint64_t *locs;            /* location ids, innermost first (owned) */
+  size_t nlocs;              /* ids */
+  int64_t v[V_COUNT];        /* values */
+  Perftools__Profiles__Label lab[3]; /* thread, tid, domain */
+  size_t nlab;               /* labels used */
+} PSample;
+
+/* One location before serialisation. */
+typedef struct PLoc {
+  uint64_t mapping;          /* mapping id, 0 if none */
+  uint64_t addr;             /* address, 0 for runtime locations */
+  Perftools__Profiles__Line *line; /* inline chain, innermost first (owned) */
+  size_t nline;              /* levels */
+} PLoc;
+
+/* A frame's pprof locations within one tape: whole, and with its inner
+** plumbing levels trimmed (when it is the innermost frame shown). */
+typedef struct FrameC {
+  uint64_t loc_full;         /* location id of all levels */
+  uint64_t loc_trim;         /* location id without inner plumbing, 0 = none yet */
+  uint32_t nplumb;           /* inner plumbing levels */
+  uint32_t nlev;             /* levels */
+} FrameC;
+
+struct HtPprof {
+  char **str;                /* string table (owned strings) */
+  uint32_t *str_next;        /* chain of equal hashes, index + 1 */
+  size_t nstr, cstr;         /* used, allocated */
+  HtMap str_of;              /* FNV hash -> first index + 1 */
+  Perftools__Profiles__Function *fn; /* functions (id = index + 1) */
+  size_t nfn, cfn;           /* used, allocated */
+  HtMap fn_of;               /* (name, file) -> index + 1 */
+  PLoc *loc;                 /* locations (id = index + 1) */
+  size_t nloc, cloc;         /* used, allocated */
+  Perftools__Profiles__Mapping *map; /* mappings (id = index + 1) */
+  size_t nmap, cmap;         /* used, allocated */
+  PSample *smp;              /* samples */
+  size_t nsmp, csmp;         /* used, allocated */
+  int64_t *comment;          /* comment string indices */
+  size_t ncomment, ccomment; /* used, allocated */
+  uint64_t time_ns;          /* earliest profile time */
+  uint64_t duration_ns;      /* longest span */
+  uint64_t period;           /* sampling interval of the first sampled tape */
+  HtPprofTotals tot;         /* totals */
+  int oom;                   /* out of memory */
+};
+
+/* -- Tables --------------------------------------------------------------- */
+
+/* Make room for one more element of size sz in *v. */
+static int pprof_grow(HtPprof *p, void **v, size_t used, size_t *cap, size_t sz)
+{
+  if (used < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 64;
+  void *nv = realloc(*v, c * sz);
+  if (!nv) { p->oom = 1; return -1; }
+  *v = nv;
+  *cap = c;
+  return 0;
+}
+
+/* FNV-1a of a string. */
+static uint64_t pprof_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* Index of s in the string table, added if new (0 on OOM, which is ""). */
+static int64_t pprof_str(HtPprof *p, const char *s)
+{
+  if (!s || !*s) return 0;
+  uint64_t h = pprof_hash(s), *head = ht_map_get(&p->str_of, h);
+  for (uint32_t i = head ? (uint32_t)*head : 0; i; i = p->str_next[i - 1])
+    if (!strcmp(p->str[i - 1], s)) return i - 1;
+  size_t c = p->cstr;
+  if (pprof_grow(p, (void **)&p->str, p->nstr, &p->cstr, sizeof(char *))) return 0;
+  if (c != p->cstr) {
+    uint32_t *nn = realloc(p->str_next, p->cstr * sizeof(uint32_t));
+    if (!nn) { p->oom = 1; return 0; }
+    p->str_next = nn;
+  }
+  char *copy = strdup(s);
+  if (!copy) { p->oom = 1; return 0; }
+  size_t id = p->nstr++;
+  p->str[id] = copy;
+  p->str_next[id] = head ? (uint32_t)*head : 0;
+  if (ht_map_put(&p->str_of, h, id + 1)) p->oom = 1;
+  return (int64_t)id;
+}
+
+/* Id of the function (name, file), added if new; 0 on OOM. */
+static uint64_t pprof_func(HtPprof *p, const char *name, const char *file)
+{
+  int64_t n = pprof_str(p, name), f = pprof_str(p, file);
+  uint64_t key = ((uint64_t)n << 32) | (uint64_t)f, *v = ht_map_get(&p->fn_of, key);
+  if (v) return *v;
+  if (pprof_grow(p, (void **)&p->fn, p->nfn, &p->cfn, sizeof(*p->fn))) return 0;
+  Perftools__Profiles__Function *fn = &p->fn[p->nfn++];
+  perftools__profiles__function__init(fn);
+  fn->id = p->nfn;
+  fn->name = n;
+  fn->system_name = n;
+  fn->filename = f;
+  if (ht_map_put(&p->fn_of, key, fn->id)) p->oom = 1;
+  return fn->id;
+}
+
+/* -- Building ------------------------------------------------------------- */
+
+/* A new, empty profile. */
+HtPprof *ht_pprof_new(void)
+{
+  HtPprof *p = calloc(1, sizeof(*p));
+  if (!p) return NULL;
+  if (ht_map_init(&p->str_of, 1024) || ht_map_init(&p->fn_of, 1024)) {
+    ht_pprof_destroy(p);
+    return NULL;
+  }
+  /* Entry 0 must be the empty string. */
+  p->str = calloc(64, sizeof(char *));
+  p->str_next = calloc(64, sizeof(uint32_t));
+  if (!p->str || !p->str_next || !(p->str[0] = strdup(""))) { ht_pprof_destroy(p); return NULL; }
+  p->cstr = 64;
+  p->nstr = 1;
+  return p;
+}
+
+/* Release everything. */
+void ht_pprof_destroy(HtPprof *p)
+{
+  if (!p) return;
+  for (size_t i = 0; i < p->nstr; i++) free(p->str[i]);
+  for (size_t i = 0; i < p->nloc; i++) free(p->loc[i].line);
+  for (size_t i = 0; i < p->nsmp; i++) free(p->smp[i].locs);
+  free(p->str); free(p->str_next); free(p->fn); free(p->loc); free(p->map);
+  free(p->smp); free(p->comment);
+  ht_map_free(&p->str_of); ht_map_free(&p->fn_of);
+  free(p);
+}
+
+/* Add a free-text comment. */
+int ht_pprof_comment(HtPprof *p, const char *text)
+{
+  if (pprof_grow(p, (void **)&p->comment, p->ncomment, &p->ccomment, sizeof(int64_t)))
+    return HEAPTAPE_E_NOMEM;
+  p->comment[p->ncomment++] = pprof_str(p, text);
+  return 0;
+}
+
+/* Per-tape state of ht_pprof_add. */
+typedef struct AddCtx {
+  HtPprof *p;                /* the profile */
+  const HtPprofSrc *src;     /* the tape */
+  HtMap frame_of;            /* frame value -> FrameC index */
+  FrameC *fc;                /* frame cache */
+  size_t nfc, cfc;           /* used, allocated */
+  uint64_t *map_of_mod;      /* tally module index -> mapping id */
+} AddCtx;
+
+/* Levels of a frame, innermost first, with fallback symbols; returns how many. */
+static size_t pprof_levels(AddCtx *c, uint64_t frame, HtFrameInfo *fi, size_t max,
+                           HtSymbol *syms)
+{
+  size_t n = ht_frames_info(c->src->r, frame, fi, max);
+  if (n == 1 && !fi[0].known && !fi[0].is_loc && c->src->sym) {
+    const HtTallyMod *mod = ht_tally_module(c->src->t, fi[0].ip);
+    size_t k = c->src->sym(c->src->sym_arg, mod, fi[0].ip, syms, max);
+    for (size_t i = 0; i < k; i++) {
+      fi[i] = fi[0];
+      fi[i].known = 1;
+      fi[i].func = syms[i].func;
+      fi[i].file = syms[i].file;
+      fi[i].line = syms[i].line;
+      fi[i].inlined = i + 1 < k;
+    }
+    if (k) n = k;
+  }
+  return n;
+}
+
+/* Function name of a level: the function, a Lua chunk, or the display name. */
+static const char *pprof_fname(const HtFrameInfo *fi, char *buf, size_t len)
+{
+  if (fi->func && fi->known) return fi->func;
+  if (fi->is_loc && fi->known && fi->lkind == HT_L_LUA) {
+    snprintf(buf, len, "@%s", fi->file ? fi->file : "?");
+    return buf;
+  }
+  ht_frames_format(fi, buf, len);
+  return buf;
+}
+
+/* Id of a new location made of levels fi[0..n); 0 on OOM. */
+static uint64_t pprof_loc_new(AddCtx *c, const HtFrameInfo *fi, size_t n)
+{
+  HtPprof *p = c->p;
+  if (pprof_grow(p, (void **)&p->loc, p->nloc, &p->cloc, sizeof(PLoc))) return 0;
+  PLoc *l = &p->loc[p->nloc];
+  memset(l, 0, sizeof(*l));
+  l->line = calloc(n ? n : 1, sizeof(*l->line));
+  if (!l->line) { p->oom = 1; return 0; }
+  p->nloc++;
+  l->nline = n;
+  for (size_t i = 0; i < n; i++) {
+    char buf[1024];
+    perftools__profiles__line__init(&l->line[i]);
+    l->line[i].function_id = pprof_func(p, pprof_fname(&fi[i], buf, sizeof(buf)),
+                                        fi[i].file);
+    l->line[i].line = (int64_t)fi[i].line;
+  }
+  if (n && !fi[0].is_loc) {
+    l->addr = fi[0].ip;
+    const HtTallyMod *mod = ht_tally_module(c->src->t, fi[0].ip);
+    if (mod) l->mapping = c->map_of_mod[mod - c->src->t->mod];
+  }
+  return p->nloc;
+}
+
+/* Cache entry of a frame value, created if new; NULL on OOM. */
+static FrameC *pprof_frame(AddCtx *c, uint64_t frame)
+{
+  uint64_t *v = ht_map_get(&c->frame_of, frame);
+  if (v) return &c->fc[*v];
+  HtFrameInfo fi[16];
+  HtSymbol syms[16];
+  size_t n = pprof_levels(c, frame, fi, HT_COUNTOF(fi), syms);
+  size_t k = 0;
+  while (k < n && ht_frames_plumbing(&fi[k], c->src->wrappers, c->src->nwrappers)) k++;
+  if (pprof_grow(c->p, (void **)&c->fc, c->nfc, &c->cfc, sizeof(FrameC))) return NULL;
+  FrameC *f = &c->fc[c->nfc];
+  f->nplumb = (uint32_t)k;
+  f->nlev = (uint32_t)n;
+  f->loc_full = pprof_loc_new(c, fi, n);
+  f->loc_trim = k && k < n ? pprof_loc_new(c, fi + k, n - k) : f->loc_full;
+  if (!f->loc_full || !f->loc_trim || ht_map_put(&c->frame_of, frame, c->nfc)) {
+    c->p->oom = 1;
+    return NULL;
+  }
+  return &c->fc[c->nfc++];
+}
+
+/* Location ids of a stack, innermost first, inner plumbing dropped (the way
+** the report shows stacks); returns how many, or -1 on OOM. */
+static int pprof_stack(AddCtx *c, uint32_t stack, uint64_t *out, size_t max)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(c->src->r, stack, frames, HT_COUNTOF(frames));
+  if (n > max) n = max;
+  size_t got = 0;
+  int inner = 1;
+  for (size_t i = 0; i < n; i++) {
+    FrameC *f = pprof_frame(c, frames[i]);
+    if (!f) return -1;
+    if (inner) {
+      if (f->nplumb == f->nlev) continue;
+      out[got++] = f->loc_trim;
+      inner = 0;
+    } else {
+      out[got++] = f->loc_full;
+    }
+  }
+  if (inner) {  /* all plumbing: the stack as it is */
+    for (size_t i = 0; i < n; i++) {
+      FrameC *f = pprof_frame(c, frames[i]);
+      if (!f) return -1;
+      out[got++] = f->loc_full;
+    }
+  }
+  return (int)got;
+}
+
+/* Mappings of the tape's modules. */
+static int pprof_mappings(AddCtx *c)
+{
+  HtPprof *p = c->p;
+  const HtTally *t = c->src->t;
+  c->map_of_mod = calloc(t->nmod ? t->nmod : 1, sizeof(uint64_t));
+  if (!c->map_of_mod) return -1;
+  for (uint32_t i = 0; i < t->nmod; i++) {
+    if (pprof_grow(p, (void **)&p->map, p->nmap, &p->cmap, sizeof(*p->map))) return -1;
+    Perftools__Profiles__Mapping *m = &p->map[p->nmap++];
+    perftools__profiles__mapping__init(m);
+    m->id = p->nmap;
+    m->memory_start = t->mod[i].start;
+    m->memory_limit = t->mod[i].limit;
+    m->file_offset = 0;
+    m->filename = pprof_str(p, t->mod[i].path);
+    m->build_id = pprof_str(p, t->mod[i].build_id);
+    m->has_functions = m->has_filenames = m->has_line_numbers = 1;
+    m->has_inline_frames = 1;
+    c->map_of_mod[i] = m->id;
+  }
+  return 0;
+}
+
+/* Add every (stack, thread) of one tape. */
+int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
+{
+  AddCtx c = {.p = p, .src = src};
+  const HtTally *t = src->t;
+  const HtHeader *h = ht_reader_header(src->r);
+  if (ht_map_init(&c.frame_of, 1024) || pprof_mappings(&c)) {
+    ht_map_free(&c.frame_of);
+    free(c.map_of_mod);
+    return HEAPTAPE_E_NOMEM;
+  }
+  int has_rt = 0;
+  for (uint32_t i = 0; i < t->nent; i++) has_rt |= t->ent[i].rt;
+  int64_t k_thread = pprof_str(p, "thread"), k_tid = pprof_str(p, "tid");
+  int64_t k_dom = pprof_str(p, "domain"), v_rt = pprof_str(p, "runtime");
+  int64_t v_nat = pprof_str(p, "native");
+  uint64_t locs[256];
+  for (uint32_t i = 0; i < t->nent && !p->oom; i++) {
+    const HtTallyEnt *e = &t->ent[i];
+    if (!e->allocs && !e->bytes && !e->inuse && !e->inuse_n) continue;
+    int n = pprof_stack(&c, e->stack, locs, HT_COUNTOF(locs));
+    if (n < 0 || pprof_grow(p, (void **)&p->smp, p->nsmp, &p->csmp, sizeof(PSample))) break;
+    PSample *s = &p->smp[p->nsmp];
+    memset(s, 0, sizeof(*s));
+    s->locs = malloc((n ? (size_t)n : 1) * sizeof(uint64_t));
+    if (!s->locs) { p->oom = 1; break; }
+    p->nsmp++;
+    memcpy(s->locs, locs, (size_t)n * sizeof(uint64_t));
+    s->nlocs = (size_t)n;
+    s->v[V_ALLOC_N] = (int64_t)e->allocs;
+    s->v[V_ALLOC_B] = (int64_t)e->bytes;
+    s->v[V_INUSE_N] = (int64_t)e->inuse_n;
+    s->v[V_INUSE_B] = (int64_t)e->inuse;
+    char tname[80];
+    const char *nm = ht_tally_thread(t, e->tid);
+    if (nm) snprintf(tname, sizeof(tname), "%s", nm);
+    else snprintf(tname, sizeof(tname), "%" PRIu32, e->tid);
+    for (size_t j = 0; j < 3; j++) perftools__profiles__label__init(&s->lab[j]);
+    s->lab[0].key = k_thread;
+    s->lab[0].str = pprof_str(p, tname);
+    s->lab[1].key = k_tid;
+    s->lab[1].num = e->tid;
+    s->nlab = 2;
+    if (has_rt) {
+      s->lab[2].key = k_dom;
+      s->lab[2].str = e->rt ? v_rt : v_nat;
+      s->nlab = 3;
+    }
+    p->tot.alloc_objects += e->allocs;
+    p->tot.alloc_space += e->bytes;
+    p->tot.inuse_objects += e->inuse_n;
+    p->tot.inuse_space += e->inuse;
+    p->tot.samples++;
+  }
+  if (src->time_ns && (!p->time_ns || src->time_ns < p->time_ns)) p->time_ns = src->time_ns;
+  if (src->duration_ns > p->duration_ns) p->duration_ns = src->duration_ns;
+  if (!p->period && h->sample) p->period = h->sample;
+  ht_map_free(&c.frame_of);
+  free(c.fc);
+  free(c.map_of_mod);
+  return p->oom ? HEAPTAPE_E_NOMEM : 0;
+}
+
+/* Totals of what was added so far. */
+void ht_pprof_totals(const HtPprof *p, HtPprofTotals *out)
+{
+  *out = p->tot;
+}
+
+/* -- Writing -------------------------------------------------------------- */
+
+/* Deflate buf[len] into f as one gzip member; 0 or -1. */
+static int pprof_gzip(FILE *f, const uint8_t *buf, size_t len)
+{
+  z_stream z;
+  memset(&z, 0, sizeof(z));
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  uint8_t out[65536];
+  z.next_in = (Bytef *)buf;
+  z.avail_in = (uInt)len;  /* profiles stay far below 4 GiB */
+  int rc;
+  do {
+    z.next_out = out;
+    z.avail_out = sizeof(out);
+    rc = deflate(&z, Z_FINISH);
+    if (rc == Z_STREAM_ERROR) break;
+    size_t have = sizeof(out) - z.avail_out;
+    if (have && fwrite(out, 1, have, f) != have) { rc = Z_STREAM_ERROR; break; }
+  } while (rc != Z_STREAM_END);
+  deflateEnd(&z);
+  return rc == Z_STREAM_END ? 0 : -1;
+}
+
+/* Serialise, gzip and write to path. */
+int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
+{
+  static const char *const types[V_COUNT][2] = {
+    {"alloc_objects", "count"}, {"alloc_space", "bytes"},
+    {"inuse_objects", "count"}, {"inuse_space", "bytes"},
+  };
+  Perftools__Profiles__Profile pr;
+  perftools__profiles__profile__init(&pr);
+  Perftools__Profiles__ValueType vt[V_COUNT], *vtp[V_COUNT], period;
+  for (int i = 0; i < V_COUNT; i++) {
+    perftools__profiles__value_type__init(&vt[i]);
+    vt[i].type = pprof_str(p, types[i][0]);
+    vt[i].unit = pprof_str(p, types[i][1]);
+    vtp[i] = &vt[i];
+  }
+  perftools__profiles__value_type__init(&period);
+  period.type = pprof_str(p, "space");
+  period.unit = pprof_str(p, "bytes");
+  pr.default_sample_type = vt[V_INUSE_B].type;
+  if (p->oom) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); return -1; }
+
+  Perftools__Profiles__Sample *smp = calloc(p->nsmp + 1, sizeof(*smp));
+  Perftools__Profiles__Sample **smpp = calloc(p->nsmp + 1, sizeof(*smpp));
+  Perftools__Profiles__Label **labp = calloc(3 * p->nsmp + 1, sizeof(*labp));
+  Perftools__Profiles__Location *loc = calloc(p->nloc + 1, sizeof(*loc));
+  Perftools__Profiles__Location **locp = calloc(p->nloc + 1, sizeof(*locp));
+  Perftools__Profiles__Line **linep = NULL;
+  Perftools__Profiles__Function **fnp = calloc(p->nfn + 1, sizeof(*fnp));
+  Perftools__Profiles__Mapping **mapp = calloc(p->nmap + 1, sizeof(*mapp));
+  size_t nlines = 0;
+  for (size_t i = 0; i < p->nloc; i++) nlines += p->loc[i].nline;
+  linep = calloc(nlines + 1, sizeof(*linep));
+  uint8_t *buf = NULL;
+  int rc = -1;
+  if (!smp || !smpp || !labp || !loc || !locp || !linep || !fnp || !mapp) {
+    snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    goto done;
+  }
+  for (size_t i = 0; i < p->nsmp; i++) {
+    PSample *s = &p->smp[i];
+    perftools__profiles__sample__init(&smp[i]);
+    smp[i].n_location_id = s->nlocs;
+    smp[i].location_id = s->locs;
+    smp[i].n_value = V_COUNT;
+    smp[i].value = s->v;
+    smp[i].n_label = s->nlab;
+    smp[i].label = &labp[3 * i];
+    for (size_t j = 0; j < s->nlab; j++) labp[3 * i + j] = &s->lab[j];
+    smpp[i] = &smp[i];
+  }
+  for (size_t i = 0, li = 0; i < p->nloc; i++) {
+    perftools__profiles__location__init(&loc[i]);
+    loc[i].id = i + 1;
+    loc[i].mapping_id = p->loc[i].mapping;
+    loc[i].address = p->loc[i].addr;
+    loc[i].n_line = p->loc[i].nline;
+    loc[i].line = &linep[li];
+    for (size_t j = 0; j < p->loc[i].nline; j++) linep[li++] = &p->loc[i].line[j];
+    locp[i] = &loc[i];
+  }
+  for (size_t i = 0; i < p->nfn; i++) fnp[i] = &p->fn[i];
+  for (size_t i = 0; i < p->nmap; i++) mapp[i] = &p->map[i];
+  pr.n_sample_type = V_COUNT;
+  pr.sample_type = vtp;
+  pr.n_sample = p->nsmp;
+  pr.sample = smpp;
+  pr.n_mapping = p->nmap;
+  pr.mapping = mapp;
+  pr.n_location = p->nloc;
+  pr.location = locp;
+  pr.n_function = p->nfn;
+  pr.function = fnp;
+  pr.n_string_table = p->nstr;
+  pr.string_table = p->str;
+  pr.time_nanos = (int64_t)p->time_ns;
+  pr.duration_nanos = (int64_t)p->duration_ns;
+  pr.period_type = &period;
+  pr.period = p->period ? (int64_t)p->period : 1;
+  pr.n_comment = p->ncomment;
+  pr.comment = p->comment;
+
+  size_t len = perftools__profiles__profile__get_packed_size(&pr);
+  buf = malloc(len ? len : 1);
+  if (!buf) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); goto done; }
+  perftools__profiles__profile__pack(&pr, buf);
+
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + 16);
+  if (!tmp) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); goto done; }
+  snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot write: %m", path);
+    free(tmp);
+    goto done;
+  }
+  int bad = pprof_gzip(f, buf, len);
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path)) {
+    snprintf(err, errlen, "%s: cannot write: %m", path);
+    unlink(tmp);
+  } else {
+    rc = 0;
+  }
+  free(tmp);
+done:
+  free(buf); free(smp); free(smpp); free(labp); free(loc); free(locp);
+  free(linep); free(fnp); free(mapp);
+  return rc;
+}
