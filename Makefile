@@ -140,3 +140,21 @@ clean:
 	rm -rf build build-asan
 
 .PHONY: all test fuzz bench asan clean
+
+# -- Allocator studies: replay runner, driver .so files, test drivers ---------
+# (ops / lifetimes / replay / heapmap; see docs/ALLOCATORS.md). The runner and
+# the drivers never enter libheaptape_tool.a: they live below src/replay/ in
+# subdirectories the tool library's wildcard does not reach.
+REPLAY_DRIVERS = glibc jemalloc mimalloc tcmalloc
+REPLAY_BIN = $(B)/heaptape-replay $(patsubst %,$(B)/driver_%.so,$(REPLAY_DRIVERS))
+TEST_DRIVER_SO = $(patsubst tests/drivers/%.c,$(B)/tests/drivers/%.so,$(wildcard tests/drivers/alloc_*.c))
+$(B)/heaptape-replay: src/replay/runner/runner.c $(HEADERS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -ldl
+$(B)/driver_%.so: src/replay/drivers/%.c src/replay/drivers/libc_common.h include/heaptape_driver.h
+	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -o $@ $< -ldl
+$(B)/tests/drivers/%.so: tests/drivers/%.c include/heaptape_driver.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -o $@ $< -ldl
+TOOL_LIBS += -lpng
+all: $(REPLAY_BIN)
+test: $(TEST_DRIVER_SO)

@@ -1,0 +1,39 @@
+/* heaptape -- the binary operations file `heaptape replay` hands to each
+** replay runner: a header and fixed 32-byte records, read by mmap. */
+#ifndef HT_OPFILE_H
+#define HT_OPFILE_H
+
+#include <stdint.h>
+
+/*
+** opfile := head rec{nops}        (host byte order; a private temporary file)
+** rec.op  : 'N' new block, 'F' free (ht_ops HT_OP_*)
+** rec.flags: HT_OPF_* of src/output/ops.h. A Free with HT_OPF_REALLOC is
+**           always completed later by a New with HT_OPF_REALLOC whose aux is
+**           its handle (the writer clears the flag of realloc Frees that are
+**           not), so a runner may keep the block until then and realloc it.
+** rec.aux : New: alignment (HT_OPF_ALIGN) or the replaced handle (REALLOC).
+*/
+
+#define HT_OPFILE_MAGIC "HTOPS\0\0\1"
+
+typedef struct HtOpFileHead {
+  char magic[8];             /* HT_OPFILE_MAGIC */
+  uint64_t nops;             /* records */
+  uint64_t nhandles;         /* handles are 1..nhandles */
+  uint64_t peak;             /* largest live bytes */
+  uint64_t peak_index;       /* op after which live bytes first peak */
+  uint64_t reserved[3];      /* zero */
+} HtOpFileHead;
+
+typedef struct HtOpRec {
+  uint8_t op;                /* 'N' or 'F' */
+  uint8_t flags;             /* HT_OPF_* */
+  uint16_t pad;              /* zero */
+  uint32_t tid;              /* thread of the tape */
+  uint64_t handle;           /* block handle */
+  uint64_t size;             /* requested bytes */
+  uint64_t aux;              /* alignment or replaced handle */
+} HtOpRec;
+
+#endif

@@ -1,0 +1,72 @@
+/* heaptape -- the replay engine: a tape to an operations file, one runner
+** process per allocator driver, and their results (text, JSON, SVG). */
+#ifndef HT_REPLAY_H
+#define HT_REPLAY_H
+
+#include <stdio.h>
+#include "../format/reader.h"
+
+/* What the operations file holds. */
+typedef struct HtReplayPrep {
+  uint64_t nops;             /* operations */
+  uint64_t nhandles;         /* blocks */
+  uint64_t peak;             /* largest live bytes */
+  uint64_t peak_index;       /* op where it is first reached */
+  uint64_t unknown_frees;    /* frees of blocks from before the recording */
+} HtReplayPrep;
+
+/* One sample of a runner's series. */
+typedef struct HtReplaySample {
+  uint64_t index;            /* op after which it was taken */
+  uint64_t used;             /* live requested bytes */
+  int64_t rss;               /* anonymous resident bytes above the baseline */
+  int64_t mapped;            /* virtual bytes above the baseline */
+  uint64_t a_in_use;         /* the allocator's own in-use figure (0 = none) */
+  uint64_t a_mapped;         /* the allocator's own mapped figure (0 = none) */
+  uint64_t op_ns;            /* time in the allocator since the last sample */
+} HtReplaySample;
+
+/* One allocator's replay. */
+typedef struct HtReplayResult {
+  char name[64];             /* driver name */
+  char problem[200];         /* why it did not finish, "" if it did */
+  uint64_t ops;              /* ops replayed */
+  uint64_t fails;            /* failed allocations */
+  uint64_t corrupt;          /* blocks with a wrong stamp, alignment or zeroing */
+  uint64_t oom_calls;        /* out-of-memory hook calls */
+  uint64_t live_blocks;      /* blocks live at the end */
+  uint64_t live_peak;        /* largest live bytes */
+  int64_t peak_rss;          /* largest sampled RSS above the baseline */
+  int64_t peak_mapped;       /* largest virtual size above the baseline */
+  int64_t held_at_peak;      /* RSS above the baseline when live bytes peaked */
+  double frag_mean;          /* mean of (rss - used) / rss over the samples */
+  uint64_t ns_total;         /* time inside the allocator */
+  uint64_t ns_max;           /* slowest call */
+  uint64_t wall_ns;          /* the whole replay loop (touching included) */
+  uint64_t n_by[4], ns_by[4]; /* calls and time: malloc, free, realloc, other */
+  HtReplaySample *s;         /* series (owned) */
+  size_t ns;                 /* samples */
+} HtReplayResult;
+
+/* Write the operations file of a tape. Returns 0, or -1 with err set. */
+int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *err,
+                      size_t errlen) HT_HIDDEN;
+/* Run one driver (path[:args]) over opfile in a child process; touch is
+** "page", "all" or "none"; tmp a directory for the result files. Returns 0
+** when the runner finished, -1 with res->problem set otherwise. */
+int ht_replay_run(const char *runner, const char *opfile, const char *driver,
+                  const char *touch, uint64_t interval, const char *tmp,
+                  HtReplayResult *res) HT_HIDDEN;
+/* Release a result's series. */
+void ht_replay_result_free(HtReplayResult *res) HT_HIDDEN;
+/* Results as a table. */
+void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
+                    const HtReplayResult *res, size_t n) HT_HIDDEN;
+/* Results and series as JSON (--allocstats). */
+void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
+                    const HtReplayResult *res, size_t n) HT_HIDDEN;
+/* The allocators side by side as SVG (--plot). */
+void ht_replay_svg(FILE *f, const char *tape, const HtReplayPrep *p,
+                   const HtReplayResult *res, size_t n) HT_HIDDEN;
+
+#endif

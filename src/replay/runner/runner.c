@@ -1,0 +1,416 @@
+/* heaptape -- heaptape-replay: replays an operations file against one driver
+** in a process of its own, measuring time, RSS, mapped memory and failures. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heaptape_driver.h"
+#include "../opfile.h"
+#include "../../output/ops.h"
+
+/*
+** usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES TOUCH INTERVAL
+** TOUCH is page|all|none; INTERVAL the ops between samples (>= 1).
+** Writes RESULT as "key value" lines and SERIES as one line per sample:
+**   index used rss mapped alloc_in_use alloc_mapped op_ns
+** Exit status: 0 replayed (failures are counted, not fatal), 3 the driver
+** could not be loaded or initialised, 4 bad operations file, 2 bad usage.
+** A driver whose table names a library to preload makes the runner re-exec
+** itself once with LD_PRELOAD set, so the whole process uses that allocator.
+*/
+
+#define PAGE 4096
+#define PRELOADED_ENV "HEAPTAPE_REPLAY_PRELOADED"
+
+typedef struct Slot {
+  void *p;                   /* driver's pointer (NULL: not live or failed) */
+  uint64_t size;             /* requested bytes */
+} Slot;
+
+typedef struct Sample {
+  uint64_t index;            /* op after which it was taken */
+  uint64_t used;             /* live requested bytes */
+  int64_t rss;               /* anonymous resident bytes above the baseline */
+  int64_t mapped;            /* virtual size above the baseline */
+  uint64_t a_in_use;         /* driver stats: in use */
+  uint64_t a_mapped;         /* driver stats: mapped */
+  uint64_t op_ns;            /* time inside the driver since the last sample */
+} Sample;
+
+typedef struct Runner {
+  const heaptape_driver *d;  /* driver table */
+  void *st;                  /* driver state */
+  int touch;                 /* 0 none, 1 page, 2 all */
+  int statm;                 /* fd of /proc/self/statm */
+  long pagesz;               /* bytes per page */
+  int64_t base_rss, base_size; /* baseline anon resident and virtual bytes */
+  uint64_t fails;            /* allocations that failed */
+  uint64_t corrupt;          /* blocks whose stamp or zeroing was wrong */
+  uint64_t ns_total;         /* time inside the driver */
+  uint64_t ns_max;           /* slowest single call */
+  uint64_t ns_by[4];         /* by op: malloc, free, realloc, aligned+calloc */
+  uint64_t n_by[4];          /* calls by op */
+  uint64_t oom_calls;        /* oom hook invocations */
+  uint64_t timer_ns;         /* cost of one pair of clock reads (subtracted) */
+} Runner;
+
+/* Monotonic nanoseconds. */
+static uint64_t runner_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Virtual size and anonymous resident bytes from /proc/self/statm. */
+static void runner_statm(Runner *R, int64_t *size, int64_t *rss)
+{
+  char buf[128];
+  ssize_t n = pread(R->statm, buf, sizeof(buf) - 1, 0);
+  long long sz = 0, res = 0, sh = 0;
+  if (n > 0) { buf[n] = 0; sscanf(buf, "%lld %lld %lld", &sz, &res, &sh); }
+  *size = sz * R->pagesz;
+  *rss = (res - sh) * R->pagesz;
+}
+
+/* A "kB" line of /proc/self/status in bytes (0 if absent). */
+static int64_t runner_status(const char *key)
+{
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int64_t v = 0;
+  size_t kl = strlen(key);
+  while (f && fgets(line, sizeof(line), f))
+    if (!strncmp(line, key, kl) && line[kl] == ':') { v = atoll(line + kl + 1) * 1024; break; }
+  if (f) fclose(f);
+  return v;
+}
+
+/* The smallest cost of two back-to-back clock reads, to subtract per call. */
+static uint64_t runner_timer_cost(void)
+{
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 2000; i++) {
+    uint64_t a = runner_now(), b = runner_now();
+    if (b - a < best) best = b - a;
+  }
+  return best;
+}
+
+/* Map the operations file read-only and check its header. */
+static const HtOpFileHead *runner_map(const char *path, size_t *len)
+{
+  int fd = open(path, O_RDONLY);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) || (size_t)sb.st_size < sizeof(HtOpFileHead)) {
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return NULL;
+  const HtOpFileHead *h = p;
+  if (memcmp(h->magic, HT_OPFILE_MAGIC, 8) ||
+      (size_t)sb.st_size < sizeof(*h) + h->nops * sizeof(HtOpRec)) return NULL;
+  *len = (size_t)sb.st_size;
+  return h;
+}
+
+/* Anonymous zeroed memory outside any allocator, touched now so that it
+** belongs to the baseline. */
+static void *runner_anon(size_t len)
+{
+  void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  memset(p, 0, len);
+  return p;
+}
+
+/* -- Operations ------------------------------------------------------------ */
+
+/* Address of a block (locking it for handle-based drivers). */
+static unsigned char *runner_lock(Runner *R, void *p)
+{
+  return R->d->lock ? R->d->lock(R->st, p) : p;
+}
+
+/* Release the address of a block. */
+static void runner_unlock(Runner *R, void *p)
+{
+  if (R->d->unlock) R->d->unlock(R->st, p);
+}
+
+/* First touch of bytes [from, size) of a new block, and its handle stamp;
+** zeroed blocks are checked to be zero where touched. */
+static void runner_touch(Runner *R, void *h, uint64_t from, uint64_t size, uint64_t handle,
+                         int zeroed)
+{
+  if (!size || !h) return;
+  unsigned char *p = runner_lock(R, h);
+  if (!p) { R->corrupt++; return; }
+  if (R->touch == 2) {
+    for (uint64_t i = from; i < size; i++) {
+      if (zeroed && p[i]) { R->corrupt++; zeroed = 0; }
+      p[i] = (unsigned char)(i * 31 + 7);
+    }
+  } else if (R->touch == 1) {
+    for (uint64_t i = from; i < size; i += PAGE - ((uintptr_t)(p + i) & (PAGE - 1))) {
+      if (zeroed && p[i]) { R->corrupt++; zeroed = 0; }
+      p[i] = 0xa5;
+    }
+  }
+  if (from == 0 && size >= 8) memcpy(p, &handle, 8);
+  runner_unlock(R, h);
+}
+
+/* Whether a block still carries its handle stamp. */
+static void runner_check(Runner *R, void *h, uint64_t size, uint64_t handle)
+{
+  if (size < 8 || !h) return;
+  unsigned char *p = runner_lock(R, h);
+  uint64_t v = 0;
+  if (p) memcpy(&v, p, 8);
+  if (v != handle) R->corrupt++;
+  runner_unlock(R, h);
+}
+
+/* Account one driver call of op class c that took ns. */
+static void runner_time(Runner *R, int c, uint64_t ns)
+{
+  ns = ns > R->timer_ns ? ns - R->timer_ns : 0;
+  R->ns_total += ns;
+  R->ns_by[c] += ns;
+  R->n_by[c]++;
+  if (ns > R->ns_max) R->ns_max = ns;
+}
+
+/* One allocation through the driver, with the out-of-memory retry. */
+static void *runner_alloc(Runner *R, const HtOpRec *o, Slot *old, uint64_t *ns)
+{
+  const heaptape_driver *d = R->d;
+  void *p = NULL;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    uint64_t t0 = runner_now();
+    if (old) p = d->realloc(R->st, old->p, old->size, o->size, o->handle);
+    else if ((o->flags & HT_OPF_ALIGN) && d->aligned)
+      p = d->aligned(R->st, o->aux, o->size, o->handle);
+    else if ((o->flags & HT_OPF_CALLOC) && d->calloc) p = d->calloc(R->st, o->size, o->handle);
+    else p = d->malloc(R->st, o->size, o->handle);
+    *ns += runner_now() - t0;
+    if (p || !d->oom) break;
+    R->oom_calls++;
+    t0 = runner_now();
+    int retry = d->oom(R->st, o->size);
+    *ns += runner_now() - t0;
+    if (!retry) break;
+  }
+  return p;
+}
+
+/* Replay op o. */
+static void runner_op(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh, uint64_t *used)
+{
+  if (o->handle == 0 || o->handle > nh) { R->corrupt++; return; }
+  Slot *s = &slot[o->handle];
+  uint64_t ns = 0;
+  if (o->op == HT_OP_FREE) {
+    *used -= s->size;
+    if (o->flags & HT_OPF_REALLOC) return;  /* the New with R completes it */
+    if (!s->p) return;                      /* its allocation had failed */
+    runner_check(R, s->p, s->size, o->handle);
+    uint64_t t0 = runner_now();
+    R->d->free(R->st, s->p, s->size, o->handle);
+    runner_time(R, 1, runner_now() - t0);
+    s->p = NULL;
+    return;
+  }
+  *used += o->size;
+  s->size = o->size;
+  Slot *old = NULL;
+  if ((o->flags & HT_OPF_REALLOC) && o->aux && o->aux <= nh && slot[o->aux].p)
+    old = &slot[o->aux];
+  if (old && R->d->realloc) {
+    runner_check(R, old->p, old->size, o->aux);
+    void *p = runner_alloc(R, o, old, &ns);
+    runner_time(R, 2, ns);
+    if (p) {
+      uint64_t keep = old->size < o->size ? old->size : o->size;
+      old->p = NULL;
+      s->p = p;
+      runner_touch(R, p, keep, o->size, o->handle, 0);
+      if (keep >= 8) {  /* the contents moved: restamp with the new handle */
+        unsigned char *q = runner_lock(R, p);
+        if (q) memcpy(q, &o->handle, 8);
+        runner_unlock(R, p);
+      } else if (keep) runner_touch(R, p, 0, o->size, o->handle, 0);
+      return;
+    }
+    /* A failed realloc: the tape says the old block is gone, so free it. */
+    R->fails++;
+    uint64_t t0 = runner_now();
+    R->d->free(R->st, old->p, old->size, o->aux);
+    runner_time(R, 1, runner_now() - t0);
+    old->p = NULL;
+    s->p = NULL;
+    return;
+  }
+  if (old) {  /* a driver without realloc: allocate, copy, free */
+    void *p = runner_alloc(R, o, NULL, &ns);
+    if (p) {
+      unsigned char *dst = runner_lock(R, p), *src = runner_lock(R, old->p);
+      if (dst && src) memcpy(dst, src, old->size < o->size ? old->size : o->size);
+      runner_unlock(R, old->p);
+      runner_unlock(R, p);
+    }
+    uint64_t t0 = runner_now();
+    R->d->free(R->st, old->p, old->size, o->aux);
+    ns += runner_now() - t0;
+    old->p = NULL;
+    runner_time(R, 2, ns);
+    s->p = p;
+    if (!p) { R->fails++; return; }
+    runner_touch(R, p, 0, o->size, o->handle, 0);
+    return;
+  }
+  void *p = runner_alloc(R, o, NULL, &ns);
+  runner_time(R, (o->flags & (HT_OPF_ALIGN | HT_OPF_CALLOC)) ? 3 : 0, ns);
+  s->p = p;
+  if (!p) { R->fails++; return; }
+  if ((o->flags & HT_OPF_CALLOC) && !R->d->calloc) {
+    unsigned char *q = runner_lock(R, p);
+    if (q) memset(q, 0, o->size);
+    runner_unlock(R, p);
+  }
+  if ((o->flags & HT_OPF_ALIGN) && ((uintptr_t)p & (o->aux - 1)) && !R->d->lock) R->corrupt++;
+  runner_touch(R, p, 0, o->size, o->handle, (o->flags & HT_OPF_CALLOC) != 0);
+}
+
+/* -- Main ------------------------------------------------------------------- */
+
+/* Load the driver (re-executing with its preload library if it names one). */
+static const heaptape_driver *runner_driver(char **argv, char *spec, const char **args)
+{
+  char *colon = strchr(spec, ':');
+  *args = "";
+  if (colon) { *colon = 0; *args = colon + 1; }
+  void *h = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "heaptape-replay: %s\n", dlerror()); return NULL; }
+  const heaptape_driver *(*get)(void) =
+    (const heaptape_driver *(*)(void))dlsym(h, "heaptape_driver_get");
+  const heaptape_driver *d = get ? get() : NULL;
+  if (!d || d->version != HEAPTAPE_DRIVER_VERSION || !d->malloc || !d->free) {
+    fprintf(stderr, "heaptape-replay: %s: not a heaptape driver (version %d)\n", spec,
+            HEAPTAPE_DRIVER_VERSION);
+    return NULL;
+  }
+  if (d->preload && d->preload[0] && !getenv(PRELOADED_ENV)) {
+    if (colon) *colon = ':';
+    setenv("LD_PRELOAD", d->preload, 1);
+    setenv(PRELOADED_ENV, "1", 1);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "heaptape-replay: cannot re-execute with %s\n", d->preload);
+    return NULL;
+  }
+  return d;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 7) {
+    fprintf(stderr, "usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES page|all|none INTERVAL\n");
+    return 2;
+  }
+  Runner R = {.touch = !strcmp(argv[5], "all") ? 2 : !strcmp(argv[5], "none") ? 0 : 1,
+              .pagesz = sysconf(_SC_PAGESIZE)};
+  uint64_t interval = strtoull(argv[6], NULL, 10);
+  if (!interval) interval = 1;
+  char spec[4096];
+  snprintf(spec, sizeof(spec), "%s", argv[2]);
+  const char *args;
+  R.d = runner_driver(argv, spec, &args);
+  if (!R.d) return 3;
+  unsetenv("LD_PRELOAD");
+  size_t maplen;
+  const HtOpFileHead *h = runner_map(argv[1], &maplen);
+  if (!h) { fprintf(stderr, "heaptape-replay: %s: bad operations file\n", argv[1]); return 4; }
+  const HtOpRec *ops = (const HtOpRec *)(h + 1);
+  uint64_t nh = h->nhandles, nsamp = h->nops / interval + 3;
+  Slot *slot = runner_anon((nh + 1) * sizeof(Slot));
+  Sample *samp = runner_anon(nsamp * sizeof(Sample));
+  FILE *res = fopen(argv[3], "w"), *ser = fopen(argv[4], "w");
+  R.statm = open("/proc/self/statm", O_RDONLY);
+  if (!slot || !samp || !res || !ser || R.statm < 0) {
+    fprintf(stderr, "heaptape-replay: cannot set up (out of memory or files)\n");
+    return 4;
+  }
+  if (R.d->init && R.d->init(&R.st, args)) {
+    fprintf(stderr, "heaptape-replay: %s: driver init failed\n", R.d->name);
+    return 3;
+  }
+  runner_statm(&R, &R.base_size, &R.base_rss);
+  R.timer_ns = runner_timer_cost();
+
+  uint64_t used = 0, ns_mark = 0, n = 0, next = interval;
+  int64_t peak_rss = 0, peak_map = 0, held_at_peak = -1;
+  double frag_sum = 0;
+  uint64_t frag_n = 0;
+  uint64_t t_start = runner_now();
+  for (uint64_t i = 0; i < h->nops; i++) {
+    runner_op(&R, &ops[i], slot, nh, &used);
+    int at_peak = i == h->peak_index && h->peak;
+    if (i + 1 != next && !at_peak && i + 1 != h->nops) continue;
+    if (i + 1 == next) next += interval;
+    Sample *s = &samp[n < nsamp ? n : nsamp - 1];
+    int64_t size, rss;
+    runner_statm(&R, &size, &rss);
+    heaptape_driver_stats ds = {0};
+    if (R.d->stats) R.d->stats(R.st, &ds);
+    *s = (Sample){.index = i, .used = used, .rss = rss - R.base_rss,
+                  .mapped = size - R.base_size, .a_in_use = ds.in_use,
+                  .a_mapped = ds.mapped, .op_ns = R.ns_total - ns_mark};
+    ns_mark = R.ns_total;
+    if (s->rss > peak_rss) peak_rss = s->rss;
+    if (s->mapped > peak_map) peak_map = s->mapped;
+    if ((int64_t)s->a_mapped > peak_map) peak_map = (int64_t)s->a_mapped;
+    if (at_peak) held_at_peak = s->rss;
+    if (s->rss > 0 && used) {
+      frag_sum += (double)(s->rss > (int64_t)used ? s->rss - (int64_t)used : 0) / (double)s->rss;
+      frag_n++;
+    }
+    if (n < nsamp) n++;
+  }
+  uint64_t wall = runner_now() - t_start;
+  int64_t vmpeak = runner_status("VmPeak") - R.base_size;
+  if (vmpeak > peak_map) peak_map = vmpeak;
+  uint64_t live_blocks = 0;
+  for (uint64_t k = 1; k <= nh; k++) live_blocks += slot[k].p != NULL;
+  if (R.d->destroy) R.d->destroy(R.st);
+
+  fprintf(res, "name %s\n", R.d->name ? R.d->name : "?");
+  fprintf(res, "ops %" PRIu64 "\nfails %" PRIu64 "\ncorrupt %" PRIu64 "\n", h->nops, R.fails,
+          R.corrupt);
+  fprintf(res, "oom_calls %" PRIu64 "\nlive_blocks %" PRIu64 "\n", R.oom_calls, live_blocks);
+  fprintf(res, "live_peak %" PRIu64 "\npeak_rss %" PRId64 "\npeak_mapped %" PRId64 "\n",
+          h->peak, peak_rss, peak_map);
+  fprintf(res, "held_at_peak %" PRId64 "\nfrag_mean %.6f\n", held_at_peak,
+          frag_n ? frag_sum / (double)frag_n : 0.0);
+  fprintf(res, "ns_total %" PRIu64 "\nns_max %" PRIu64 "\nwall_ns %" PRIu64 "\n", R.ns_total,
+          R.ns_max, wall);
+  static const char *const cls[] = {"malloc", "free", "realloc", "other"};
+  for (int c = 0; c < 4; c++)
+    fprintf(res, "n_%s %" PRIu64 "\nns_%s %" PRIu64 "\n", cls[c], R.n_by[c], cls[c], R.ns_by[c]);
+  for (uint64_t k = 0; k < n; k++)
+    fprintf(ser, "%" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 "\n", samp[k].index, samp[k].used, samp[k].rss, samp[k].mapped,
+            samp[k].a_in_use, samp[k].a_mapped, samp[k].op_ns);
+  int bad = fclose(res) | fclose(ser);
+  return bad ? 4 : 0;
+}
