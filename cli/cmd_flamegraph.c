@@ -1,10 +1,151 @@
-/* heaptape -- `heaptape flamegraph` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape flamegraph`: an interactive SVG flame graph of one
+** tape under a metric, or the collapsed stacks other flame-graph tools read. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "vizcli.h"
+#include "../include/heaptape.h"
+#include "../src/output/flame.h"
+
+static const char flame_usage[] =
+  "usage: heaptape flamegraph [options] FILE -o flame.svg\n"
+  "\n"
+  "  -o, --output FILE       file to write (default flame.svg; - for stdout)\n"
+  "  --metric M              alloc (bytes allocated, default), inuse (live at\n"
+  "                          --at, else at the end), peak (live at the peak),\n"
+  "                          leaks (live at the end), temporary (count of\n"
+  "                          temporary allocations)\n"
+  "  --at SECONDS            the time of --metric inuse\n"
+  "  --folded                collapsed stacks (\"a;b;c value\") instead of SVG\n"
+  "  --title TEXT            title of the SVG\n"
+  "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
+  "                          allocation wrappers; repeatable\n"
+  "\n"
+  "In the SVG: hover a frame for its figures, click to zoom, Search to\n"
+  "highlight frames matching a regular expression.\n";
+
+/* Bad usage: a message, the usage text, exit status 2. */
+static int flame_bad(const char *what, const char *arg)
+{
+  ht_cli_error("flamegraph: %s '%s'", what, arg);
+  fputs(flame_usage, stderr);
+  return HT_EXIT_USAGE;
+}
 
 int cmd_flamegraph(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("flamegraph: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *out = "flame.svg", *path = NULL, *title = NULL;
+  HtFlameMetric metric = HT_FM_ALLOC;
+  uint64_t at_ns = UINT64_MAX;
+  int folded = 0, rc = HT_EXIT_USAGE;
+  const char **wrappers = calloc((size_t)argc, sizeof(char *));
+  size_t nwrap = 0;
+  if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(flame_usage, stdout);
+      free(wrappers);
+      return HT_EXIT_OK;
+    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
+      if (!*v) { rc = flame_bad("empty output name", v); goto done; }
+      out = v;
+    } else if (ht_vizcli_is(a, "--metric")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
+      int k = 0;
+      while (k < HT_FM_COUNT && strcmp(v, ht_flame_metric_name((HtFlameMetric)k))) k++;
+      if (k == HT_FM_COUNT) { rc = flame_bad("bad --metric (alloc|inuse|peak|leaks|temporary)", v); goto done; }
+      metric = (HtFlameMetric)k;
+    } else if (ht_vizcli_is(a, "--at")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
+      if (ht_vizcli_seconds(v, &at_ns)) { rc = flame_bad("bad --at", v); goto done; }
+    } else if (ht_vizcli_is(a, "--title")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
+      title = v;
+    } else if (ht_vizcli_is(a, "--wrapper")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
+      wrappers[nwrap++] = v;
+    } else if (!strcmp(a, "--folded")) {
+      folded = 1;
+    } else if (a[0] == '-' && a[1]) {
+      rc = flame_bad("unknown option", a);
+      goto done;
+    } else if (path) {
+      rc = flame_bad("one tape at a time; extra argument", a);
+      goto done;
+    } else {
+      path = a;
+    }
+  }
+  if (!path) {
+    ht_cli_error("flamegraph: no tape given");
+    fputs(flame_usage, stderr);
+    goto done;
+  }
+  rc = HT_EXIT_FAIL;
+  HtReader *r;
+  if (ht_vizcli_open(path, &r)) goto done;
+  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = at_ns};
+  HtModel m;
+  if (ht_model_init(&m, r, &mo)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_reader_close(r);
+    goto done;
+  }
+  HtFlame fl;
+  int ok = !ht_vizcli_pass(path, &m, NULL);
+  ht_vizcli_warn(path, r);
+  if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
+  if (ok && ht_flame_build(&fl, &m)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ok = 0;
+  }
+  if (ok) {
+    uint64_t total = ht_flame_values(&fl, &m, metric);
+    char tmp[4096];
+    int to_stdout = !strcmp(out, "-");
+    snprintf(tmp, sizeof(tmp), "%s.tmp%ld", out, (long)getpid());
+    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
+    if (!f) {
+      ht_cli_error("%s: cannot write: %s", out, strerror(errno));
+      ok = 0;
+    } else {
+      if (folded) ht_flame_folded(f, &fl, &m, metric);
+      else {
+        char t[1024];
+        if (!title) {
+          const HtHeader *h = ht_reader_header(r);
+          const char *exe = h->exe && h->exe[0] ? h->exe : path;
+          const char *base = strrchr(exe, '/');
+          snprintf(t, sizeof(t), "heaptape: %s of %s", ht_flame_metric_name(metric),
+                   base ? base + 1 : exe);
+          title = t;
+        }
+        ht_flame_svg(f, &fl, title, metric);
+      }
+      int bad = to_stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0;
+      if (!to_stdout && !bad && rename(tmp, out)) bad = 1;
+      if (bad) {
+        ht_cli_error("%s: cannot write: %s", out, strerror(errno));
+        if (!to_stdout) unlink(tmp);
+        ok = 0;
+      } else if (!to_stdout) {
+        fprintf(stderr, "%s: %s, total %" PRIu64 " %s\n", out, ht_flame_metric_name(metric),
+                total, ht_flame_metric_unit(metric));
+      }
+    }
+    ht_flame_free(&fl);
+  }
+  ht_model_free(&m);
+  ht_reader_close(r);
+  rc = ok ? HT_EXIT_OK : HT_EXIT_FAIL;
+done:
+  free(wrappers);
+  return rc;
 }
