@@ -81,6 +81,30 @@ $(B)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -o $@ $<
 
+# -- Lua modules (lua/, owner: Lua frontend) --------------------------------
+# `require "heaptape"` for Lua 5.4 and LuaJIT 2.1: $(B)/lua/5.4/heaptape.so and
+# $(B)/lua/jit/heaptape.so. They link libheaptape.so through an $ORIGIN rpath
+# (the same instance as the LD_PRELOAD recorder when that is loaded) and take
+# the Lua API from the interpreter, so they never link liblua. `make
+# lua-install` copies them to $(LUA_CDIR_54) / $(LUA_CDIR_JIT). See docs/LUA.md.
+LUA_MODS = $(B)/lua/5.4/heaptape.so $(B)/lua/jit/heaptape.so
+LUA_MODFLAGS = -shared -fPIC -Wl,-rpath,'$$ORIGIN/../..' -L$(B) -lheaptape -lpthread -ldl
+LUA_CDIR_54 ?= /usr/local/lib/lua/5.4
+LUA_CDIR_JIT ?= /usr/local/lib/lua/5.1
+all: $(LUA_MODS)
+$(B)/lua/5.4/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h $(B)/libheaptape.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -I/usr/include/lua5.4 -o $@ $< $(LUA_MODFLAGS)
+$(B)/lua/jit/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h $(B)/libheaptape.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -DLH_JIT -I/usr/include/luajit-2.1 -o $@ $< $(LUA_MODFLAGS)
+lua-install: $(LUA_MODS)
+	install -d $(DESTDIR)$(LUA_CDIR_54) $(DESTDIR)$(LUA_CDIR_JIT)
+	install -m 755 $(B)/lua/5.4/heaptape.so $(DESTDIR)$(LUA_CDIR_54)/heaptape.so
+	install -m 755 $(B)/lua/jit/heaptape.so $(DESTDIR)$(LUA_CDIR_JIT)/heaptape.so
+.PHONY: lua-install
+# -- end of the Lua modules block ---------------------------------------------
+
 # -- Tests -----------------------------------------------------------------
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))

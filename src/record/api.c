@@ -88,10 +88,17 @@ HT_API int heaptape_rt_free(const void *ptr)
   return ht_record_event_free(ptr, RT_KIND);
 }
 
-/* Runtime realloc: FREE(old) then ALLOC(new). */
+/* Runtime realloc: FREE(old) then ALLOC(new), both of the realloc family so
+** that readers pair them as one reallocation (memprof REALLOCATIONS). */
 HT_API int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
                                const void *old_ptr, const void *new_ptr, size_t size)
 {
-  if (old_ptr) ht_record_event_free(old_ptr, RT_KIND);
-  return new_ptr ? heaptape_rt_alloc(locs, depth, new_ptr, size) : 0;
+  const unsigned k = HT_K_REALLOC | HT_K_DOMAIN_RT;
+  if (old_ptr) ht_record_event_free(old_ptr, k);
+  if (!new_ptr) return 0;
+  if (depth && !locs) return HEAPTAPE_E_MISUSE;
+  uint64_t v[HT_MAXFRAMES];
+  if (depth > HT_MAXFRAMES) { locs += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
+  for (size_t i = 0; i < depth; i++) v[i] = locs[i] << 1 | 1;
+  return ht_record_event_alloc(new_ptr, size, k, v, depth);
 }
