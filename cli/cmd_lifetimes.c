@@ -1,10 +1,90 @@
-/* heaptape -- `heaptape lifetimes` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape lifetimes`: object lifetime histograms, macro (share of
+** all operations) and in time, as text and as an SVG chart. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmds.h"
+#include "../src/format/reader.h"
+#include "../src/output/lifetimes.h"
+
+static const char life_usage[] =
+  "usage: heaptape lifetimes [options] FILE\n"
+  "  --range LO-HI   macro lifetimes shown, in %% of the run (default 0-100)\n"
+  "  --bins N        histogram bins over the range (default 20)\n"
+  "  --by-site       lifetimes per allocation site (--top N sites, default 20)\n"
+  "  -o FILE.svg     also draw both histograms as SVG\n";
 
 int cmd_lifetimes(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("lifetimes: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *path = NULL, *svg = NULL;
+  HtLifeOpts o = {.lo = 0, .hi = 100, .bins = 20};
+  unsigned top = 20;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    char *e;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(life_usage, stdout); return HT_EXIT_OK; }
+    if (!strcmp(a, "--by-site")) { o.by_site = 1; continue; }
+    if (a[0] == '-' && a[1] && strcmp(a, "--range") && strcmp(a, "--bins") &&
+        strcmp(a, "--top") && strcmp(a, "-o")) {
+      ht_cli_error("lifetimes: unknown option '%s'", a);
+      goto usage;
+    }
+    if (a[0] == '-' && a[1] && i + 1 >= argc) {
+      ht_cli_error("lifetimes: %s needs a value", a);
+      goto usage;
+    }
+    if (!strcmp(a, "--range")) {
+      const char *v = argv[++i];
+      o.lo = strtod(v, &e);
+      if (*e != '-' || e == v) goto bad_range;
+      const char *h = e + 1;
+      o.hi = strtod(h, &e);
+      if (*e || e == h || o.lo < 0 || o.hi > 100 || o.lo >= o.hi) goto bad_range;
+    } else if (!strcmp(a, "--bins") || !strcmp(a, "--top")) {
+      unsigned long v = strtoul(argv[++i], &e, 10);
+      if (*e || !v || v > 10000) {
+        ht_cli_error("lifetimes: %s takes a number from 1 to 10000, not '%s'", a, argv[i]);
+        goto usage;
+      }
+      if (a[2] == 'b') o.bins = (unsigned)v; else top = (unsigned)v;
+    } else if (!strcmp(a, "-o")) svg = argv[++i];
+    else if (path) {
+      ht_cli_error("lifetimes: one tape at a time; extra argument '%s'", a);
+      goto usage;
+    } else path = a;
+  }
+  if (!path) { ht_cli_error("lifetimes: no tape given"); goto usage; }
+  HtReader *r;
+  char err[256];
+  if (ht_reader_open(&r, path, err, sizeof(err))) {
+    ht_cli_error("%s: %s", path, err);
+    return HT_EXIT_FAIL;
+  }
+  HtLife l;
+  int rc = HT_EXIT_OK;
+  if (ht_life_run(r, &o, &l)) {
+    ht_cli_error("%s: out of memory", path);
+    rc = HT_EXIT_FAIL;
+  } else {
+    ht_life_text(stdout, path, &l, top);
+    if (svg) {
+      FILE *f = fopen(svg, "w");
+      if (!f) { ht_cli_error("%s: cannot create (%s)", svg, strerror(errno)); rc = HT_EXIT_FAIL; }
+      else {
+        ht_life_svg(f, path, &l);
+        if (fclose(f)) { ht_cli_error("%s: write error", svg); rc = HT_EXIT_FAIL; }
+      }
+    }
+  }
+  ht_life_free(&l);
+  ht_reader_close(r);
+  if (fflush(stdout)) rc = HT_EXIT_FAIL;
+  return rc;
+bad_range:
+  ht_cli_error("lifetimes: --range takes LO-HI with 0 <= LO < HI <= 100, not '%s'", argv[argc > 0 ? argc - 1 : 0]);
+usage:
+  fputs(life_usage, stderr);
+  return HT_EXIT_USAGE;
 }

@@ -1,0 +1,241 @@
+/* heaptape -- object lifetime histograms from the operations stream: macro
+** lifetime in % of the run's operations, and in time; never-freed apart. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifetimes.h"
+#include "ops.h"
+#include "svgplot.h"
+
+/* Per-site figures of a stack, created if new; NULL on OOM. */
+static HtLifeSite *life_site(HtLife *l, uint32_t stack)
+{
+  uint64_t *v = ht_map_get(&l->site_of, stack);
+  if (v) return &l->site[*v];
+  if (l->nsite == l->csite) {
+    uint32_t c = l->csite ? l->csite * 2 : 64;
+    HtLifeSite *n = realloc(l->site, c * sizeof(*n));
+    if (!n) return NULL;
+    l->site = n;
+    l->csite = c;
+  }
+  if (ht_map_put(&l->site_of, stack, l->nsite)) return NULL;
+  HtLifeSite *s = &l->site[l->nsite++];
+  memset(s, 0, sizeof(*s));
+  s->name = (char *)(uintptr_t)stack;  /* the stack until names are resolved */
+  return s;
+}
+
+/* Time bucket of a lifetime in ns. */
+static unsigned life_tbucket(uint64_t ns)
+{
+  unsigned b = ns ? 64 - (unsigned)__builtin_clzll(ns) : 0;
+  return b < HT_LIFE_TBUCKETS ? b : HT_LIFE_TBUCKETS - 1;
+}
+
+/* Count one freed block. */
+static void life_freed(HtLife *l, const HtOp *op)
+{
+  double pct = l->nops ? 100.0 * (double)(op->index - op->born) / (double)l->nops : 0;
+  uint64_t ns = op->ts - op->born_ts;
+  l->freed++;
+  int in = pct >= l->o.lo && pct <= l->o.hi;
+  if (in) {
+    unsigned b = l->o.hi > l->o.lo
+      ? (unsigned)((pct - l->o.lo) / (l->o.hi - l->o.lo) * l->o.bins) : 0;
+    if (b >= l->o.bins) b = l->o.bins - 1;
+    l->bin[b]++;
+    l->tb[life_tbucket(ns)]++;
+    l->in_range++;
+  }
+  if (!l->o.by_site) return;
+  HtLifeSite *s = life_site(l, op->stack);
+  if (!s) { l->oom = 1; return; }
+  s->freed++;
+  s->in_range += in;
+  s->sum_pct += pct;
+  s->sum_ns += (double)ns;
+  s->short_n += pct < 1.0;
+}
+
+/* Order sites by name, then by blocks (descending). */
+static int life_cmp_name(const void *a, const void *b)
+{
+  return strcmp(((const HtLifeSite *)a)->name, ((const HtLifeSite *)b)->name);
+}
+
+/* Order sites by blocks, descending, then name. */
+static int life_cmp_blocks(const void *a, const void *b)
+{
+  const HtLifeSite *x = a, *y = b;
+  if (x->blocks != y->blocks) return x->blocks < y->blocks ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+/* Replace the sites' stacks by names and merge sites of one name. */
+static void life_names(HtLife *l, HtReader *r)
+{
+  char buf[1024];
+  for (uint32_t i = 0; i < l->nsite; i++) {
+    uint32_t stack = (uint32_t)(uintptr_t)l->site[i].name;
+    l->site[i].name = strdup(ht_ops_site_name(r, stack, buf, sizeof(buf)));
+    if (!l->site[i].name) { l->site[i].name = strdup("?"); l->oom = 1; }
+  }
+  l->named = 1;
+  qsort(l->site, l->nsite, sizeof(*l->site), life_cmp_name);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < l->nsite; i++) {
+    HtLifeSite *s = &l->site[i];
+    if (n && s->name && l->site[n - 1].name && !strcmp(l->site[n - 1].name, s->name)) {
+      HtLifeSite *d = &l->site[n - 1];
+      d->blocks += s->blocks; d->freed += s->freed; d->in_range += s->in_range;
+      d->sum_pct += s->sum_pct; d->sum_ns += s->sum_ns; d->short_n += s->short_n;
+      free(s->name);
+    } else l->site[n++] = *s;
+  }
+  l->nsite = n;
+  qsort(l->site, l->nsite, sizeof(*l->site), life_cmp_blocks);
+}
+
+/* Two passes over the tape. */
+int ht_life_run(HtReader *r, const HtLifeOpts *o, HtLife *l)
+{
+  memset(l, 0, sizeof(*l));
+  l->o = *o;
+  if (!l->o.bins) l->o.bins = 20;
+  l->bin = calloc(l->o.bins, sizeof(uint64_t));
+  if (!l->bin || ht_map_init(&l->site_of, 64)) return -1;
+  HtEvent ev;
+  HtOp op;
+  HtOps ops;
+  if (ht_ops_init(&ops)) return -1;
+  while (ht_reader_next(r, &ev) > 0) ht_ops_event(&ops, &ev, &op);
+  l->nops = ops.nops;
+  ht_ops_free(&ops);
+  if (ht_reader_rewind(r) || ht_ops_init(&ops)) return -1;
+  while (ht_reader_next(r, &ev) > 0) {
+    if (!ht_ops_event(&ops, &ev, &op)) continue;
+    if (op.op == HT_OP_FREE) { life_freed(l, &op); continue; }
+    l->blocks++;
+    if (l->o.by_site) {
+      HtLifeSite *s = life_site(l, op.stack);
+      if (s) s->blocks++; else l->oom = 1;
+    }
+  }
+  size_t it = 0;
+  HtOpBlock b;
+  while (ht_ops_live_next(&ops, &it, &b)) { l->never++; l->never_bytes += b.size; }
+  l->oom |= ops.oom;
+  ht_ops_free(&ops);
+  if (l->o.by_site) life_names(l, r);
+  return l->oom ? -1 : 0;
+}
+
+/* Release what l owns. */
+void ht_life_free(HtLife *l)
+{
+  if (l->named)
+    for (uint32_t i = 0; i < l->nsite; i++) free(l->site[i].name);
+  free(l->site);
+  free(l->bin);
+  ht_map_free(&l->site_of);
+  memset(l, 0, sizeof(*l));
+}
+
+/* A bar of width proportional to v / max. */
+static void life_bar(FILE *f, uint64_t v, uint64_t max)
+{
+  int w = max ? (int)((40 * v + max - 1) / max) : 0;
+  for (int i = 0; i < w; i++) fputc('#', f);
+}
+
+/* Lower bound of time bucket b in ns. */
+static uint64_t life_tlow(unsigned b)
+{
+  return b ? 1ull << (b - 1) : 0;
+}
+
+/* Histograms (and sites) as text. */
+void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top)
+{
+  fprintf(f, "heaptape lifetimes of %s\n\n", tape);
+  fprintf(f, "  operations       %" PRIu64 "\n  blocks           %" PRIu64 "\n", l->nops, l->blocks);
+  fprintf(f, "  freed            %" PRIu64 "\n  never freed      %" PRIu64 " (%" PRIu64
+          " bytes)\n", l->freed, l->never, l->never_bytes);
+  fprintf(f, "  in range         %" PRIu64 " of the freed blocks live %g%%-%g%% of the run\n",
+          l->in_range, l->o.lo, l->o.hi);
+  uint64_t max = 0;
+  for (unsigned i = 0; i < l->o.bins; i++) if (l->bin[i] > max) max = l->bin[i];
+  fprintf(f, "\nMACRO LIFETIME (%% of all operations between New and Free)\n");
+  double w = (l->o.hi - l->o.lo) / l->o.bins;
+  for (unsigned i = 0; i < l->o.bins; i++) {
+    fprintf(f, "  %7.3f-%-8.3f %10" PRIu64 " ", l->o.lo + w * i, l->o.lo + w * (i + 1), l->bin[i]);
+    life_bar(f, l->bin[i], max);
+    fputc('\n', f);
+  }
+  fprintf(f, "\nLIFETIME IN TIME (freed blocks in range)\n");
+  max = 0;
+  unsigned first = HT_LIFE_TBUCKETS, last = 0;
+  for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++)
+    if (l->tb[b]) { if (l->tb[b] > max) max = l->tb[b]; if (b < first) first = b; last = b; }
+  for (unsigned b = first; b <= last && first < HT_LIFE_TBUCKETS; b++) {
+    char lo[32];
+    ht_svg_fmt(lo, sizeof(lo), (double)life_tlow(b), HT_SVG_NS);
+    fprintf(f, "  >= %-12s %10" PRIu64 " ", lo, l->tb[b]);
+    life_bar(f, l->tb[b], max);
+    fputc('\n', f);
+  }
+  if (!l->o.by_site) return;
+  fprintf(f, "\nBY SITE (top %u by blocks)\n", top);
+  fprintf(f, "  %10s %10s %10s %10s %12s %8s  %s\n", "blocks", "freed", "never", "mean %",
+          "mean time", "< 1%", "site");
+  for (uint32_t i = 0; i < l->nsite && i < top; i++) {
+    const HtLifeSite *s = &l->site[i];
+    char t[32];
+    ht_svg_fmt(t, sizeof(t), s->freed ? s->sum_ns / (double)s->freed : 0, HT_SVG_NS);
+    fprintf(f, "  %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %12s %8" PRIu64 "  %s\n",
+            s->blocks, s->freed, s->blocks - s->freed,
+            s->freed ? s->sum_pct / (double)s->freed : 0.0, t, s->short_n, s->name);
+  }
+}
+
+/* Both histograms as an SVG picture. */
+void ht_life_svg(FILE *f, const char *tape, const HtLife *l)
+{
+  char title[512];
+  snprintf(title, sizeof(title), "heaptape lifetimes: %s (%" PRIu64 " blocks, %" PRIu64
+           " never freed)", tape, l->blocks, l->never);
+  ht_svg_open(f, 1000, 720, title);
+  double *v = calloc(l->o.bins + HT_LIFE_TBUCKETS, sizeof(double));
+  char (*lab)[32] = calloc(l->o.bins + HT_LIFE_TBUCKETS, 32);
+  const char **lp = calloc(l->o.bins + HT_LIFE_TBUCKETS, sizeof(char *));
+  if (v && lab && lp) {
+    double w = (l->o.hi - l->o.lo) / l->o.bins;
+    for (unsigned i = 0; i < l->o.bins; i++) {
+      v[i] = (double)l->bin[i];
+      snprintf(lab[i], 32, "%.3g", l->o.lo + w * i);
+      lp[i] = lab[i];
+    }
+    char xl[160];
+    snprintf(xl, sizeof(xl), "macro lifetime: %% of all operations (bins from %g%% to %g%%)",
+             l->o.lo, l->o.hi);
+    HtSvgBox b1 = {.x = 10, .y = 30, .w = 980, .h = 330, .title = "blocks by macro lifetime",
+                   .xlabel = xl, .yfmt = HT_SVG_NUM};
+    ht_svg_bars(f, &b1, lp, v, l->o.bins);
+    unsigned first = HT_LIFE_TBUCKETS, last = 0, n = 0;
+    for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++)
+      if (l->tb[b]) { if (b < first) first = b; last = b; }
+    for (unsigned b = first; b <= last && first < HT_LIFE_TBUCKETS; b++, n++) {
+      v[n] = (double)l->tb[b];
+      ht_svg_fmt(lab[n], 32, (double)life_tlow(b), HT_SVG_NS);
+      lp[n] = lab[n];
+    }
+    HtSvgBox b2 = {.x = 10, .y = 380, .w = 980, .h = 330, .title = "blocks by lifetime in time",
+                   .xlabel = "lifetime (lower bound of a power-of-two bucket)", .yfmt = HT_SVG_NUM};
+    ht_svg_bars(f, &b2, lp, v, n);
+  }
+  free(v); free(lab); free(lp);
+  ht_svg_close(f);
+}

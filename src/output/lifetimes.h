@@ -1,0 +1,55 @@
+/* heaptape -- object lifetime histograms: macro lifetime (share of all
+** operations between a block's New and its Free) and lifetime in time. */
+#ifndef HT_LIFETIMES_H
+#define HT_LIFETIMES_H
+
+#include <stdio.h>
+#include "../base/map.h"
+#include "../format/reader.h"
+
+#define HT_LIFE_TBUCKETS 48  /* time buckets: [0] < 1 ns, [k] 2^(k-1) .. < 2^k ns */
+
+typedef struct HtLifeOpts {
+  double lo, hi;             /* macro lifetime range shown, percent (0-100) */
+  unsigned bins;             /* histogram bins over [lo, hi] */
+  int by_site;               /* collect per-site figures */
+} HtLifeOpts;
+
+/* Lifetimes of the blocks of one allocation site (grouped by name). */
+typedef struct HtLifeSite {
+  char *name;                /* display name (owned) */
+  uint64_t blocks;           /* blocks allocated */
+  uint64_t freed;            /* of which freed */
+  uint64_t in_range;         /* freed with a macro lifetime in [lo, hi] */
+  double sum_pct;            /* sum of macro lifetimes of freed blocks, % */
+  double sum_ns;             /* sum of lifetimes in ns of freed blocks */
+  uint64_t short_n;          /* freed blocks living < 1% of the run */
+} HtLifeSite;
+
+typedef struct HtLife {
+  HtLifeOpts o;              /* options */
+  uint64_t nops;             /* operations of the tape */
+  uint64_t blocks;           /* blocks allocated */
+  uint64_t freed;            /* blocks freed */
+  uint64_t never;            /* blocks never freed */
+  uint64_t never_bytes;      /* their bytes */
+  uint64_t in_range;         /* freed blocks inside [lo, hi] */
+  uint64_t *bin;             /* macro histogram, o.bins counts */
+  uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks */
+  HtMap site_of;             /* stack -> site index */
+  HtLifeSite *site;          /* sites (by stack until ht_life_run merges names) */
+  uint32_t nsite, csite;     /* used, allocated */
+  int named;                 /* site names are resolved (owned strings) */
+  int oom;                   /* out of memory */
+} HtLife;
+
+/* Two passes over the tape (counting, then measuring). 0, or -1 on OOM. */
+int ht_life_run(HtReader *r, const HtLifeOpts *o, HtLife *l) HT_HIDDEN;
+/* Release what l owns. */
+void ht_life_free(HtLife *l) HT_HIDDEN;
+/* Histograms (and sites) as text. */
+void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top) HT_HIDDEN;
+/* Both histograms as an SVG picture. */
+void ht_life_svg(FILE *f, const char *tape, const HtLife *l) HT_HIDDEN;
+
+#endif
