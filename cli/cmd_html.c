@@ -1,10 +1,128 @@
-/* heaptape -- `heaptape html` (placeholder until its issue lands).
-** Replaced by the real subcommand. */
+/* heaptape -- `heaptape html`: one self-contained, offline HTML page with
+** the heap over time, a flame graph, top sites, leaks and time buckets. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cmds.h"
+#include "vizcli.h"
+#include "../include/heaptape.h"
+#include "../src/output/html.h"
+
+static const char html_usage[] =
+  "usage: heaptape html [options] FILE -o report.html\n"
+  "\n"
+  "  -o, --output FILE       page to write (default report.html)\n"
+  "  --buckets N             times at which the heap's composition is kept\n"
+  "                          (default 100; the page's data grows with\n"
+  "                          sites x buckets, never with the events)\n"
+  "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
+  "                          allocation wrappers; repeatable\n"
+  "\n"
+  "Open report.html#t=SECONDS to select that time on load.\n";
+
+/* Bad usage: a message, the usage text, exit status 2. */
+static int html_bad(const char *what, const char *arg)
+{
+  ht_cli_error("html: %s '%s'", what, arg);
+  fputs(html_usage, stderr);
+  return HT_EXIT_USAGE;
+}
 
 int cmd_html(int argc, char **argv)
 {
-  (void)argc; (void)argv;
-  ht_cli_error("html: not implemented yet");
-  return HT_EXIT_FAIL;
+  const char *out = "report.html", *path = NULL;
+  unsigned buckets = 100;
+  int rc = HT_EXIT_USAGE;
+  const char **wrappers = calloc((size_t)argc, sizeof(char *));
+  size_t nwrap = 0;
+  if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(html_usage, stdout);
+      free(wrappers);
+      return HT_EXIT_OK;
+    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
+      if (!*v) { rc = html_bad("empty output name", v); goto done; }
+      out = v;
+    } else if (ht_vizcli_is(a, "--buckets")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
+      char *end;
+      unsigned long b = strtoul(v, &end, 10);
+      if (end == v || *end || v[0] == '-' || b < 1 || b > 10000) { rc = html_bad("bad --buckets (1..10000)", v); goto done; }
+      buckets = (unsigned)b;
+    } else if (ht_vizcli_is(a, "--wrapper")) {
+      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
+      wrappers[nwrap++] = v;
+    } else if (a[0] == '-' && a[1]) {
+      rc = html_bad("unknown option", a);
+      goto done;
+    } else if (path) {
+      rc = html_bad("one tape at a time; extra argument", a);
+      goto done;
+    } else {
+      path = a;
+    }
+  }
+  if (!path) {
+    ht_cli_error("html: no tape given");
+    fputs(html_usage, stderr);
+    goto done;
+  }
+  rc = HT_EXIT_FAIL;
+  HtReader *r;
+  if (ht_vizcli_open(path, &r)) goto done;
+  const HtReadStats *st = ht_reader_stats(r);
+  HtHtmlSnaps snaps;
+  memset(&snaps, 0, sizeof(snaps));
+  snaps.step = ht_html_step(st->end_ns, buckets);
+  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX,
+                    .snap_ns = snaps.step, .on_snap = ht_html_snap, .arg = &snaps};
+  HtModel m;
+  if (ht_model_init(&m, r, &mo)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    ht_reader_close(r);
+    goto done;
+  }
+  HtFlame fl;
+  int ok = !ht_vizcli_pass(path, &m, NULL);
+  ht_vizcli_warn(path, r);
+  if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
+  if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    if (!snaps.oom) ht_flame_free(&fl);
+    ok = 0;
+  }
+  if (ok) {
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp%ld", out, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+      ht_cli_error("%s: cannot write: %s", out, strerror(errno));
+      ok = 0;
+    } else {
+      ht_html_write(f, &m, &fl, &snaps, path);
+      if (fclose(f) != 0 || rename(tmp, out)) {
+        ht_cli_error("%s: cannot write: %s", out, strerror(errno));
+        unlink(tmp);
+        ok = 0;
+      } else {
+        fprintf(stderr, "%s: %" PRIu32 " sites, %" PRIu32 " time buckets of %.3f s\n", out,
+                m.nsite, snaps.n, (double)snaps.step / 1e9);
+      }
+    }
+    ht_flame_free(&fl);
+  }
+  ht_html_snaps_free(&snaps);
+  ht_model_free(&m);
+  ht_reader_close(r);
+  rc = ok ? HT_EXIT_OK : HT_EXIT_FAIL;
+done:
+  free(wrappers);
+  return rc;
 }

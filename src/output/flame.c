@@ -252,7 +252,8 @@ static void flame_svg_node(FILE *f, const HtFlame *fl, uint32_t id, double x, do
   if (id && w * FL_W < FL_MINW) return;
   const char *name = fl->names[n->name];
   char col[48];
-  flame_colour(name, col, sizeof(col));
+  if (id) flame_colour(name, col, sizeof(col));
+  else snprintf(col, sizeof(col), "#c8c8c8");
   double px = FL_PAD + x * FL_W, pw = w * FL_W;
   unsigned y = FL_TOP + (fl->maxdepth - n->depth) * FL_ROW;
   fprintf(f, "<g class=\"f\" data-i=\"%" PRIu32 "\" data-p=\"%ld\" data-d=\"%" PRIu32
