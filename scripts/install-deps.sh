@@ -5,7 +5,7 @@ set -eu
 
 # Build: compilers, libraries the recorder and the tools link against.
 BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev
-libunwind-dev libdw-dev libelf-dev"
+libunwind-dev libdw-dev libelf-dev libpng-dev"
 # Frontends and allocator studies.
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
 libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler"
