@@ -29,6 +29,7 @@ static const char report_usage[] =
   "  --leak-only             memprof: the heap summary alone\n"
   "  --human-readable        memprof: sizes in KiB, MiB, GiB\n"
   "  --heap-snap-interval SEC  memprof: the heap every SEC seconds, first\n"
+  "  --dump FILE             a Lua universe dump (heaptape.dump, docs/LUA.md)\n"
   "\n"
   "Without --peak/--leaks/--temporary/--at: summary, top sites by peak,\n"
   "calls and bytes, and leaks. See docs/REPORT.md.\n";
@@ -101,8 +102,12 @@ static int report_bad(const char *what, const char *arg)
   return HT_EXIT_USAGE;
 }
 
+int ht_report_dump(int argc, char **argv);  /* cli/report_dump.c (Lua dumps) */
+
 int cmd_report(int argc, char **argv)
 {
+  for (int i = 1; i < argc; i++)  /* --dump FILE: a Lua universe dump, docs/LUA.md */
+    if (!strcmp(argv[i], "--dump")) return ht_report_dump(argc, argv);
   HtReportOpts o = {.top = 10, .depth = 8, .at_ns = UINT64_MAX};
   HtModelOpts mo = {.at_ns = UINT64_MAX};
   const char **wrappers = calloc((size_t)argc, sizeof(char *));

@@ -103,6 +103,7 @@ typedef struct LhProf {
   int own_tape;            /* we started the tape (vs. attached to a preload) */
   int busy;                /* inside the wrapper: no re-entry */
   void *vm_base;           /* load base of the object holding the VM */
+  void *self_base;         /* load base of this module */
   const void *g;           /* global_State */
   lua_State *host_co;      /* coroutine a C host resumes (lheaptape_running) */
   LhLoc *loc;              /* LH_LOCS interned locations */
@@ -185,6 +186,8 @@ static uint64_t lh_cfunc(lua_CFunction f)
   uint64_t id;
   if (!dladdr((void *)f, &di) || di.dli_fbase == lh.vm_base) {
     id = 0;
+  } else if (di.dli_fbase == lh.self_base) {
+    id = lh.internal_id;                /* the profiler's own calls */
   } else {
     char name[256];
     if (di.dli_sname) snprintf(name, sizeof(name), "%s", di.dli_sname);
@@ -447,6 +450,7 @@ static const char *lh_verify(lua_State *L)
   Dl_info di;
   if (!dladdr((void *)lua_gettop, &di)) return "cannot locate the VM";
   lh.vm_base = di.dli_fbase;
+  if (dladdr((void *)lh_alloc, &di)) lh.self_base = di.dli_fbase;
   return NULL;
 }
 
@@ -767,6 +771,8 @@ static int lh_sentinel_gc(lua_State *L)
 ** (number 1.5, boolean true, lightuserdata 0x...).
 */
 
+#define LH_P(p) ((unsigned long)(uintptr_t)(p))  /* pointer as written */
+
 #ifdef LH_JIT
 #define LH_UPVAL_SIZE 48   /* GCupval */
 #else
@@ -854,7 +860,7 @@ static void lh_dval(lua_State *L, LhDump *d, int idx)
   int t = lua_type(L, idx);
   if (lh_isobj(L, idx)) {
     const void *p = lua_topointer(L, idx);
-    fprintf(d->f, "%s\t%p", lh_tname(t), p);
+    fprintf(d->f, "%s\t0x%lx", lh_tname(t), LH_P(p));
     if (lh_set_add(&d->seen, p) == 1) {
       lua_pushvalue(L, idx);
       lua_rawseti(L, d->q, d->tail++);
@@ -864,8 +870,8 @@ static void lh_dval(lua_State *L, LhDump *d, int idx)
   } else if (t == LUA_TBOOLEAN) {
     fprintf(d->f, "boolean\t%s", lua_toboolean(L, idx) ? "true" : "false");
   } else if (t == LUA_TLIGHTUSERDATA || t == LUA_TFUNCTION) {
-    fprintf(d->f, "%s\t%p", t == LUA_TFUNCTION ? "cfunction" : "lightuserdata",
-            lua_topointer(L, idx));
+    fprintf(d->f, "%s\t0x%lx", t == LUA_TFUNCTION ? "cfunction" : "lightuserdata",
+            LH_P(lua_topointer(L, idx)));
   } else {
     fprintf(d->f, "nil\t0");
   }
@@ -966,8 +972,8 @@ static void lh_dobj(lua_State *L, LhDump *d)
   int o = lua_gettop(L), t = lua_type(L, o);
   const void *mt = NULL;
   if (lua_getmetatable(L, o)) { mt = lua_topointer(L, -1); }
-  fprintf(d->f, "O\t%s\t%p\t%zu\t%p", lh_tname(t), lua_topointer(L, o), lh_dsize(L, o),
-          mt ? mt : (const void *)0);
+  fprintf(d->f, "O\t%s\t0x%lx\t%zu\t0x%lx", lh_tname(t), LH_P(lua_topointer(L, o)),
+          lh_dsize(L, o), LH_P(mt));
   if (t == LUA_TSTRING) {
     size_t n;
     const char *s = lua_tolstring(L, o, &n);
@@ -1000,14 +1006,14 @@ static void lh_dobj(lua_State *L, LhDump *d)
   } else if (t == LUA_TFUNCTION) {
     int lua_fn = !lua_iscfunction(L, o);
     for (int i = 1; lua_getupvalue(L, o, i); i++) {   /* the function's links */
-      if (lua_fn) fprintf(d->f, "R\tLJ_TUPVAL\t%p\n", lua_upvalueid(L, o, i));
+      if (lua_fn) fprintf(d->f, "R\tLJ_TUPVAL\t0x%lx\n", LH_P(lua_upvalueid(L, o, i)));
       else if (lh_isobj(L, -1)) { fputs("R\t", d->f); lh_dval(L, d, -1); fputc('\n', d->f); }
       lua_pop(L, 1);
     }
     for (int i = 1; lua_fn && lua_getupvalue(L, o, i); i++) {  /* new upvalue objects */
       void *id = lua_upvalueid(L, o, i);
       if (lh_set_add(&d->seen, id) == 1) {
-        fprintf(d->f, "O\tLJ_TUPVAL\t%p\t%d\t%p\n", id, LH_UPVAL_SIZE, (const void *)0);
+        fprintf(d->f, "O\tLJ_TUPVAL\t0x%lx\t%d\t0x0\n", LH_P(id), LH_UPVAL_SIZE);
         d->objects++;
         if (lh_isobj(L, -1)) { fputs("R\t", d->f); lh_dval(L, d, -1); fputc('\n', d->f); }
       }
