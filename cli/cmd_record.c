@@ -18,6 +18,7 @@
 
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
+#include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
   const char *output;        /* -o FILE, or NULL for the default name */
@@ -57,6 +58,8 @@ static void record_usage(FILE *f)
 "      --follow-exec      keep recording in programs PROG executes\n"
 "      --no-symbols       leave the tape unsymbolised (faster; needs the\n"
 "                         binaries at report time)\n"
+"      --pprof-every SEC  while PROG runs, write a pprof snapshot every SEC\n"
+"                         seconds: FILE.0001.pb.gz, ... (use with --sample)\n"
 "  -h, --help             this text\n"
 "\n"
 "environment passed to PROG (the recorder's configuration; an option above\n"
@@ -564,12 +567,14 @@ int cmd_record(int argc, char **argv)
     {"follow-fork", no_argument, NULL, 'F'},
     {"follow-exec", no_argument, NULL, 'E'},
     {"no-symbols", no_argument, NULL, 'N'},
+    {"pprof-every", required_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
   RecOpts o;
   memset(&o, 0, sizeof(o));
   static char sample[32], frames[16];
+  uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
   int c;
   opterr = 0;
   optind = 1;
@@ -608,6 +613,16 @@ int cmd_record(int argc, char **argv)
     case 'F': o.follow_fork = 1; break;
     case 'E': o.follow_exec = 1; break;
     case 'N': o.no_symbols = 1; break;
+    case 'P': {  /* --pprof-every SECONDS */
+      char *end;
+      double v = strtod(optarg, &end);
+      if (end == optarg || *end || !(v >= 0.01) || v > 1e6) {
+        ht_cli_error("record: --pprof-every: '%s' is not a number of seconds >= 0.01", optarg);
+        return HT_EXIT_USAGE;
+      }
+      pprof_every_ns = (uint64_t)(v * 1e9);
+      break;
+    }
     case 'h': record_usage(stdout); return HT_EXIT_OK;
     case ':':
       ht_cli_error("record: option '%s' needs a value", argv[optind - 1]);
@@ -685,7 +700,8 @@ int cmd_record(int argc, char **argv)
   while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR) {}
   close(pfd[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns);
+  else while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   rec_child = 0;
   record_signals(0);
   if (n == (ssize_t)sizeof(e)) {
