@@ -28,6 +28,7 @@ typedef struct RecOpts {
   int follow_fork;           /* --follow-fork */
   int follow_exec;           /* --follow-exec */
   int no_symbols;            /* --no-symbols: skip finalisation */
+  int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
 } RecOpts;
 
 /* Child being recorded; read by the signal forwarder. */
@@ -60,6 +61,9 @@ static void record_usage(FILE *f)
 "                         binaries at report time)\n"
 "      --pprof-every SEC  while PROG runs, write a pprof snapshot every SEC\n"
 "                         seconds: FILE.0001.pb.gz, ... (use with --sample)\n"
+"      --lua[=native]     PROG is lua5.4 or luajit: start the heaptape Lua module\n"
+"                         before the script (LUA_INIT); =native also records\n"
+"                         the interpreter's malloc heap (docs/LUA.md)\n"
 "  -h, --help             this text\n"
 "\n"
 "environment passed to PROG (the recorder's configuration; an option above\n"
@@ -568,6 +572,7 @@ int cmd_record(int argc, char **argv)
     {"follow-exec", no_argument, NULL, 'E'},
     {"no-symbols", no_argument, NULL, 'N'},
     {"pprof-every", required_argument, NULL, 'P'},
+    {"lua", optional_argument, NULL, 'l'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}
   };
@@ -613,6 +618,7 @@ int cmd_record(int argc, char **argv)
     case 'F': o.follow_fork = 1; break;
     case 'E': o.follow_exec = 1; break;
     case 'N': o.no_symbols = 1; break;
+    case 'l': o.lua = optarg && !strcmp(optarg, "native") ? 2 : 1; break;  /* --lua */
     case 'P': {  /* --pprof-every SECONDS */
       char *end;
       double v = strtod(optarg, &end);
@@ -682,7 +688,8 @@ int cmd_record(int argc, char **argv)
     char *tape = record_tape_tmpl(&o, prog, getpid());
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
-    if (abs && !record_setenv(&o, lib, abs)) {
+    extern int ht_record_lua_env(const char *tape, int native);  /* record_lua.c */
+    if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2))) {
       execv(path, pargv);
       e = errno;
     }
