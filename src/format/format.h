@@ -18,7 +18,9 @@
 ** rec         := alloc | free | stack | time | thread | mark | module | rss
 **              | reset | lost | ext
 ** alloc       := head(ALLOC)  gap? kind? size addr sref align? weight?
+**              | head(ALLOC_BACK) gap? kind? size back sref align? weight?
 ** free        := head(FREE)   gap? kind? addr size?
+**              | head(FREE_BACK) gap? kind? back size?
 ** stack       := head(STACK)  first:uleb parent:uleb n:uleb frame{n}
 ** time        := head(TIME)   dt:uleb
 ** thread      := head(THREAD) gap? name:str
@@ -42,6 +44,10 @@
 **   X     : seq-bearing records only: an explicit gap follows; the record's
 **           sequence number is prev + 1 + gap. Without X it is prev + 1.
 ** addr  : zigzag(addr - prev_addr), prev_addr reset to 0 at packet start
+** back  : uleb k < HT_BACKREF_MAX: ALLOC_BACK's address is that of the
+**         FREE (either form) k + 1 frees before it in this packet,
+**         FREE_BACK's that of the ALLOC k + 1 allocations before it.
+**         Back-references do not move prev_addr.
 ** sref  : zigzag(stack - prev_stack), prev_stack reset to 0 at packet start
 ** frame : zigzag(value - prev_value), prev_value starts at 0 in each STACK
 **         record. value = ip << 1 (native) or id << 1 | 1 (runtime
@@ -95,7 +101,7 @@ enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3 };
 enum {
   HT_R_ALLOC = 1, HT_R_FREE = 2, HT_R_STACK = 3, HT_R_TIME = 4,
   HT_R_THREAD = 5, HT_R_MARK = 6, HT_R_MODULE = 7, HT_R_RSS = 8,
-  HT_R_RESET = 9, HT_R_LOST = 10,
+  HT_R_RESET = 9, HT_R_LOST = 10, HT_R_ALLOC_BACK = 11, HT_R_FREE_BACK = 12,
   HT_R_EXT = 31
 };
 #define HT_HEAD_X        0x80
@@ -105,7 +111,9 @@ enum {
 #define HT_RF_KIND   HT_HEAD_F1   /* ALLOC, FREE: a kind byte follows */
 #define HT_RF_WEIGHT HT_HEAD_F2   /* ALLOC: explicit weight (bytes) follows */
 #define HT_RF_UNLOAD HT_HEAD_F1   /* MODULE: the module was unloaded */
+#define HT_BACKREF_MAX 4096  /* back-reference distances are below this */
 #define HT_R_SEQ_MASK ((1u << HT_R_ALLOC) | (1u << HT_R_FREE) | \
+  (1u << HT_R_ALLOC_BACK) | (1u << HT_R_FREE_BACK) | \
   (1u << HT_R_THREAD) | (1u << HT_R_MARK) | (1u << HT_R_MODULE) | \
   (1u << HT_R_RSS) | (1u << HT_R_LOST))
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ typedef struct Cursor {
   int dirty;                 /* ev's string fields are set */
   HtEvent ev;                /* next event to deliver */
   HtSegment segs[64];        /* MODULE segments of ev */
+  uint64_t na, nf;           /* ALLOC and FREE records decoded in the packet */
+  uint64_t ra[HT_BACKREF_MAX]; /* addresses of recent ALLOCs (ring) */
+  uint64_t rf[HT_BACKREF_MAX]; /* addresses of recent FREEs (ring) */
 } Cursor;
 
 typedef struct StackNode {
@@ -550,34 +554,44 @@ static int cursor_record(HtReader *r, Cursor *c)
       ev->ts = c->ts >= r->ts_base ? c->ts - r->ts_base : 0;
     }
     switch (type) {
-    case HT_R_ALLOC: {
+    case HT_R_ALLOC:
+    case HT_R_ALLOC_BACK: {
       unsigned kind = 0;
       if (head & HT_RF_KIND) { NEED(c->p < c->end); kind = *c->p++; }
       NEED(!(kind & ~HT_K_KNOWN));
-      uint64_t size, a, s;
+      uint64_t size, a, s, addr;
       ULEB(size); ULEB(a); ULEB(s);
-      c->addr += (uint64_t)ht_unzigzag(a);
+      if (type == HT_R_ALLOC_BACK) {
+        NEED(a < c->nf && a < HT_BACKREF_MAX);
+        addr = c->rf[(c->nf - 1 - a) & (HT_BACKREF_MAX - 1)];
+      } else addr = c->addr += (uint64_t)ht_unzigzag(a);
+      c->ra[c->na++ & (HT_BACKREF_MAX - 1)] = addr;
       c->stack += (uint64_t)ht_unzigzag(s);
       ev->type = HT_EV_ALLOC;
       ev->kind = (uint8_t)kind;
       ev->size = size;
-      ev->addr = c->addr;
+      ev->addr = addr;
       if (HT_K_HAS_ALIGN(kind)) ULEB(ev->align);
       if (head & HT_RF_WEIGHT) ULEB(ev->weight);
       else ev->weight = implied_weight(r, size);
       ev->stack = stack_global(r, t, c->stack);
       return 1;
     }
-    case HT_R_FREE: {
+    case HT_R_FREE:
+    case HT_R_FREE_BACK: {
       unsigned kind = 0;
       if (head & HT_RF_KIND) { NEED(c->p < c->end); kind = *c->p++; }
       NEED(!(kind & ~HT_K_KNOWN));
-      uint64_t a;
+      uint64_t a, addr;
       ULEB(a);
-      c->addr += (uint64_t)ht_unzigzag(a);
+      if (type == HT_R_FREE_BACK) {
+        NEED(a < c->na && a < HT_BACKREF_MAX);
+        addr = c->ra[(c->na - 1 - a) & (HT_BACKREF_MAX - 1)];
+      } else addr = c->addr += (uint64_t)ht_unzigzag(a);
+      c->rf[c->nf++ & (HT_BACKREF_MAX - 1)] = addr;
       ev->type = HT_EV_FREE;
       ev->kind = (uint8_t)kind;
-      ev->addr = c->addr;
+      ev->addr = addr;
       if (HT_K_HAS_SIZE(kind)) ULEB(ev->size);
       return 1;
     }
@@ -751,8 +765,9 @@ static void cursor_free(Cursor *c)
 static int reader_activate(HtReader *r)
 {
   const PacketRef *pk = &r->pk[r->next_pk++];
-  Cursor *c = calloc(1, sizeof(*c));
+  Cursor *c = malloc(sizeof(*c)); /* the rings need no clearing */
   if (!c) return HEAPTAPE_E_NOMEM;
+  memset(c, 0, offsetof(Cursor, ra));
   c->pk = pk;
   c->th = thread_get(r, pk->pid, pk->tid);
   const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,

@@ -27,6 +27,8 @@ void ht_stream_reset(HtStream *s)
   s->addr_prev = 0;
   s->stack_prev = 0;
   s->gen0 = s->gen;
+  s->na0 = s->na; /* back-references never reach into an earlier packet */
+  s->nf0 = s->nf;
 }
 
 /* Make room for n bytes, flushing if needed; returns 0 or -1 if n can never fit. */

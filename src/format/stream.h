@@ -7,6 +7,24 @@
 #include "format.h"
 
 typedef struct HtStream HtStream;
+
+/* Back-references: a FREE of the block allocated k allocations ago in the
+** same packet is written as k (FREE_BACK), an ALLOC of the address freed k
+** frees ago likewise (ALLOC_BACK). Recent blocks recur in every loop, so
+** the distances recur and compress to almost nothing. The writer finds
+** them through a direct-mapped table (O(1); a collision only costs a miss). */
+#define HT_BACKREF_BITS 10
+#define HT_BACKREF_SLOTS (1u << HT_BACKREF_BITS)
+typedef struct HtBackref {
+  uint64_t addr;         /* block address */
+  uint64_t ord;          /* stream ordinal of its record (na or nf), 0 = none */
+} HtBackref;
+
+/* Slot of an address in the back-reference tables. */
+HT_INLINE unsigned ht_backref_slot(uint64_t addr)
+{
+  return (unsigned)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - HT_BACKREF_BITS));
+}
 /* Called when the body cannot take another record (or on demand); must leave
 ** s with an empty body (ht_stream_reset) and room for HT_REC_MAX bytes. */
 typedef void (*HtStreamFlush)(HtStream *s, void *ctx);
@@ -28,6 +46,10 @@ struct HtStream {
   uint16_t gen0;         /* stack generation at packet start */
   uint32_t pid;          /* process id written in the packet header */
   uint32_t tid;          /* thread id written in the packet header */
+  uint64_t na, nf;       /* ALLOC and FREE records of the stream so far */
+  uint64_t na0, nf0;     /* their values at packet start */
+  HtBackref ab[HT_BACKREF_SLOTS]; /* recent allocations, by address hash */
+  HtBackref fb[HT_BACKREF_SLOTS]; /* recent frees, by address hash */
 };
 
 /* Worst case of one fixed-size record (strings and STACK reserve their own). */
@@ -81,16 +103,25 @@ HT_INLINE void ht_stream_alloc(HtStream *s, uint64_t seq, unsigned kind,
                                uint64_t align, uint64_t weight)
 {
   if (ht_stream_need(s, HT_REC_MAX)) return;
-  unsigned head = HT_R_ALLOC | (kind ? HT_RF_KIND : 0) | (weight ? HT_RF_WEIGHT : 0);
+  unsigned h = ht_backref_slot(addr);
+  HtBackref *f = &s->fb[h];
+  int back = f->addr == addr && f->ord > s->nf0 && s->nf - f->ord < HT_BACKREF_MAX;
+  unsigned head = (back ? HT_R_ALLOC_BACK : HT_R_ALLOC) | (kind ? HT_RF_KIND : 0) |
+                  (weight ? HT_RF_WEIGHT : 0);
   uint8_t *p = stream_head_seq(s, s->p, head, seq);
   if (kind) *p++ = (uint8_t)kind;
   p = ht_wuleb128(p, size);
-  p = ht_wuleb128(p, ht_zigzag((int64_t)(addr - s->addr_prev)));
+  if (back) p = ht_wuleb128(p, s->nf - f->ord);
+  else {
+    p = ht_wuleb128(p, ht_zigzag((int64_t)(addr - s->addr_prev)));
+    s->addr_prev = addr;
+  }
   p = ht_wuleb128(p, ht_zigzag((int64_t)(stack - s->stack_prev)));
   if (HT_K_HAS_ALIGN(kind)) p = ht_wuleb128(p, align);
   if (weight) p = ht_wuleb128(p, weight);
-  s->addr_prev = addr;
   s->stack_prev = stack;
+  s->ab[h].addr = addr;
+  s->ab[h].ord = ++s->na;
   s->p = p;
 }
 
@@ -99,11 +130,20 @@ HT_INLINE void ht_stream_free(HtStream *s, uint64_t seq, unsigned kind,
                               uint64_t addr, uint64_t size)
 {
   if (ht_stream_need(s, HT_REC_MAX)) return;
-  uint8_t *p = stream_head_seq(s, s->p, HT_R_FREE | (kind ? HT_RF_KIND : 0), seq);
+  unsigned h = ht_backref_slot(addr);
+  HtBackref *a = &s->ab[h];
+  int back = a->addr == addr && a->ord > s->na0 && s->na - a->ord < HT_BACKREF_MAX;
+  uint8_t *p = stream_head_seq(s, s->p, (back ? HT_R_FREE_BACK : HT_R_FREE) |
+                               (kind ? HT_RF_KIND : 0), seq);
   if (kind) *p++ = (uint8_t)kind;
-  p = ht_wuleb128(p, ht_zigzag((int64_t)(addr - s->addr_prev)));
+  if (back) p = ht_wuleb128(p, s->na - a->ord);
+  else {
+    p = ht_wuleb128(p, ht_zigzag((int64_t)(addr - s->addr_prev)));
+    s->addr_prev = addr;
+  }
   if (HT_K_HAS_SIZE(kind)) p = ht_wuleb128(p, size);
-  s->addr_prev = addr;
+  s->fb[h].addr = addr;
+  s->fb[h].ord = ++s->nf;
   s->p = p;
 }
 
