@@ -139,6 +139,15 @@ static void reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
   va_end(ap);
 }
 
+/* Drop the pages wholly inside [off, off + len) from our resident set: the
+** tape stays in the page cache, but a long tape never sits in our RSS. */
+static void reader_release(const HtReader *r, uint64_t off, uint64_t len)
+{
+  if (!r->mapped) return;
+  uint64_t pg = 4096, a = (off + pg - 1) & ~(pg - 1), b = (off + len) & ~(pg - 1);
+  if (b > a) madvise((void *)(r->data + a), b - a, MADV_DONTNEED);
+}
+
 /* -- Header --------------------------------------------------------------- */
 
 /* Copy a header string field into owned storage. */
@@ -408,6 +417,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       continue;
     }
     r->st.packets++;
+    reader_release(r, off, n);
     if (kind == HT_P_EVENTS) {
       if (r->hdr.pid && pr.pid != r->hdr.pid) { r->st.foreign++; off += n; continue; }
       if (pr.seq1 < pr.seq0 || (pr.nev && pr.seq1 - pr.seq0 + 1 < pr.nev)) {
@@ -761,6 +771,13 @@ static void cursor_free(Cursor *c)
   free(c);
 }
 
+/* Free a cursor whose packet is done, releasing its pages of the tape. */
+static void cursor_done(HtReader *r, Cursor *c)
+{
+  reader_release(r, c->pk->off, HT_PHEAD_SIZE + (uint64_t)c->pk->blen);
+  cursor_free(c);
+}
+
 /* Open the next packet into a cursor on the heap (or drop it if empty). */
 static int reader_activate(HtReader *r)
 {
@@ -816,7 +833,7 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
     else {
       r->heap[0] = r->heap[--r->nheap];
       if (r->nheap) heap_down(r, 0);
-      cursor_free(c);
+      cursor_done(r, c);
     }
   }
   while (r->next_pk < r->npk &&
