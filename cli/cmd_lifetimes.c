@@ -11,14 +11,14 @@
 
 static const char life_usage[] =
   "usage: heaptape lifetimes [options] FILE\n"
-  "  --range LO-HI   macro lifetimes shown, in %% of the run (default 0-100)\n"
+  "  --range LO-HI   macro lifetimes shown, in % of the run (default 0-100)\n"
   "  --bins N        histogram bins over the range (default 20)\n"
   "  --by-site       lifetimes per allocation site (--top N sites, default 20)\n"
   "  -o FILE.svg     also draw both histograms as SVG\n";
 
 int cmd_lifetimes(int argc, char **argv)
 {
-  const char *path = NULL, *svg = NULL;
+  const char *path = NULL, *svg = NULL, *range = "";
   HtLifeOpts o = {.lo = 0, .hi = 100, .bins = 20};
   unsigned top = 20;
   for (int i = 1; i < argc; i++) {
@@ -36,7 +36,7 @@ int cmd_lifetimes(int argc, char **argv)
       goto usage;
     }
     if (!strcmp(a, "--range")) {
-      const char *v = argv[++i];
+      const char *v = range = argv[++i];
       o.lo = strtod(v, &e);
       if (*e != '-' || e == v) goto bad_range;
       const char *h = e + 1;
@@ -83,7 +83,7 @@ int cmd_lifetimes(int argc, char **argv)
   if (fflush(stdout)) rc = HT_EXIT_FAIL;
   return rc;
 bad_range:
-  ht_cli_error("lifetimes: --range takes LO-HI with 0 <= LO < HI <= 100, not '%s'", argv[argc > 0 ? argc - 1 : 0]);
+  ht_cli_error("lifetimes: --range takes LO-HI with 0 <= LO < HI <= 100, not '%s'", range);
 usage:
   fputs(life_usage, stderr);
   return HT_EXIT_USAGE;
