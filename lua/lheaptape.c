@@ -51,8 +51,8 @@
 #define LJ_G_CURL     368   /* global_State: running coroutine (GCRef) */
 #define LJ_FN_FFID     10   /* GCfunc: fast function id, 0 Lua, 1 C */
 #define LJ_FN_CF       40   /* GCfuncC: lua_CFunction */
-#define LJ_TAB_ASIZE   12   /* GCtab: array slots */
-#define LJ_TAB_HMASK   48   /* GCtab: hash mask */
+#define LJ_TAB_ASIZE   48   /* GCtab: array slots */
+#define LJ_TAB_HMASK   52   /* GCtab: hash mask */
 #define LJ_GCMASK  ((1ULL << 47) - 1)  /* GC64 pointer bits of a tagged slot */
 #define LJ_VMST_C     (-2)  /* ~LJ_VMST_C: a C function runs */
 #define LJ_VMST_INTERP (-1) /* ~LJ_VMST_INTERP */

@@ -461,9 +461,9 @@ int ht_tape_start_env(int child)
   exe[n > 0 ? n : 0] = 0;
   const char *prog = strrchr(exe, '/');
   prog = prog ? prog + 1 : exe;
-  int descendant = child || getenv("HEAPTAPE_STARTED") != NULL;
+  int descendant = child || getenv("_HEAPTAPE_STARTED") != NULL;
   if (!ht_opt.follow_exec) tape_unpreload();
-  else if (!descendant) setenv("HEAPTAPE_STARTED", "1", 1);
+  else if (!descendant) setenv("_HEAPTAPE_STARTED", "1", 1);
   ht_g.pid = (uint32_t)getpid();
   int fd = -1;
   for (unsigned dup = 0; fd < 0 && dup < 100; dup++) {

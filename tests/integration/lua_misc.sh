@@ -1,0 +1,60 @@
+# heaptape tests -- the Lua module: coroutines, errors, GC, JIT on/off, dump,
+# auto-stop after N seconds, a short stress loop; both VMs.
+: "${HT_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${HT_BUILD:=$HT_ROOT/build}"
+: "${HEAPTAPE:=$HT_BUILD/heaptape}"
+T=$(mktemp -d /tmp/ht-lua.XXXXXX); trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok   $1"; else fail=$((fail + 1)); echo "FAIL $1"; fi; }
+cp "$HT_ROOT"/tests/lua/*.lua "$T/"
+for vm in 5.4:lua5.4 jit:luajit; do
+  d=${vm%%:*} exe=${vm#*:}
+  command -v "$exe" >/dev/null || { echo "skip $exe"; continue; }
+  run() { (cd "$T" && LUA_CPATH="$HT_BUILD/lua/$d/?.so" "$exe" "$@"); }
+  run coro.lua "$T/coro.$d.tape"; ok "$d: coroutine script" $?
+  "$HEAPTAPE" report --memprof "$T/coro.$d.tape" > "$T/c.$d" 2>&1
+  for l in 7 13 22; do
+    grep -q "^@coro.lua:$l: \|TRACE \[[0-9]*\] started at coro.lua" "$T/c.$d"
+    ok "$d: coroutine allocations charged to coro.lua:$l (or its trace)" $?
+  done
+  if [ "$d" = jit ]; then
+    run -e 'jit.off()' coro.lua "$T/off.tape"; ok "jit off: coroutine script" $?
+    "$HEAPTAPE" report --memprof "$T/off.tape" > "$T/off" 2>&1
+    grep -q '^@coro.lua:7: 200 events' "$T/off"; ok "jit off: wrap body line 7 exact (200 events: LuaJIT colocates the array)" $?
+    grep -q '^TRACE' "$T/c.jit"; ok "jit on: allocations on traces" $?
+  else
+    grep -q '^@coro.lua:7: 400 events' "$T/c.$d"; ok "5.4: wrap body line 7 exact (400 events)" $?
+  fi
+  run dump.lua "$T/dump.$d"; ok "$d: dump script" $?
+  "$HEAPTAPE" report --dump "$T/dump.$d" > "$T/dr.$d" 2>&1; ok "$d: report --dump" $?
+  n=$(grep -c '^O	LJ_TSTR	.*	dumpstr' "$T/dump.$d"); ok "$d: dump has the 1000 strings ($n)" $([ "$n" -ge 1000 ]; echo $?)
+  grep -q '===== ARRAY PART' "$T/dr.$d" && grep -q '	\[1000\] => LJ_TSTR' "$T/dr.$d"
+  ok "$d: the string table's array part" $?
+  grep -q 'upvalue string' "$T/dump.$d" && grep -q '^R	LJ_TUPVAL' "$T/dump.$d"; ok "$d: closure upvalues" $?
+  grep -q 'RETAINED' "$T/dr.$d" && grep -q 'LARGEST OBJECTS' "$T/dr.$d"; ok "$d: largest and retained" $?
+  # start(fname, 1) on a 3-second script stops by itself
+  run -e 'local h = require "heaptape"; assert(h.start("'"$T"'/dur.tape", 1))
+    local t0, keep = os.time(), {}
+    while os.time() - t0 < 3 do keep[#keep % 1000 + 1] = {} end
+    assert(not h.is_running()); local r = h.stop(); assert(r == nil)'
+  ok "$d: start(fname, 1) stops after a second" $?
+  "$HEAPTAPE" report --memprof --heap-snap-interval 0.5 "$T/dur.tape" > "$T/dur" 2>&1
+  n=$(grep -c 'HEAP SNAPSHOT' "$T/dur"); ok "$d: about one second of snapshots ($n)" $([ "$n" -ge 1 ] && [ "$n" -le 3 ]; echo $?)
+  # stress, shortened for CI: churn, coroutines, errors, full collections
+  run -e 'local h = require "heaptape"; assert(h.start("'"$T"'/stress.tape"))
+    local n = tonumber(os.getenv("HT_LUA_STRESS") or 200000)
+    local t = {}
+    for i = 1, n do
+      t[i % 997] = {i, tostring(i)}
+      if i % 1000 == 0 then
+        local co = coroutine.wrap(function(x) coroutine.yield(x .. "y") error("e") end)
+        co("x"); pcall(co)
+      end
+      if i % 50000 == 0 then collectgarbage() end
+    end
+    assert(h.stop())'
+  ok "$d: stress loop" $?
+  "$HEAPTAPE" report "$T/stress.tape" > /dev/null 2>"$T/se"; ok "$d: stress tape reads cleanly" $([ ! -s "$T/se" ]; echo $?)
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,77 @@
+/* heaptape tests -- 8 threads x N mixed heap operations with cross-thread
+** frees (a shared mailbox) and reallocs; prints its own operation counters. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define THREADS 8
+#define SLOTS 256
+#define MAILBOX 64
+
+static _Atomic(void *) mailbox[MAILBOX];   /* blocks passed between threads */
+static long ops = 1000000;                  /* operations per thread */
+static _Atomic long n_alloc, n_free, n_realloc, n_cross;
+
+/* xorshift PRNG. */
+static uint64_t rnd(uint64_t *s)
+{
+  uint64_t x = *s;
+  x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+  return *s = x;
+}
+
+/* One worker: mixed malloc/calloc/realloc/free/aligned, mailbox exchange. */
+static void *worker(void *arg)
+{
+  uint64_t s = (uintptr_t)arg * 0x9e3779b97f4a7c15ULL + 1;
+  void *slot[SLOTS] = { 0 };
+  long a = 0, f = 0, r = 0, c = 0;
+  for (long i = 0; i < ops; i++) {
+    uint64_t x = rnd(&s);
+    int k = (int)(x % SLOTS), op = (int)((x >> 16) % 100);
+    size_t n = 1 + (size_t)((x >> 32) % 512);
+    if (op < 40) {
+      if (slot[k]) { free(slot[k]); f++; }
+      slot[k] = (op < 35) ? malloc(n) : calloc(1, n);
+      a++;
+    } else if (op < 65) {
+      if (slot[k]) { free(slot[k]); f++; slot[k] = NULL; }
+    } else if (op < 80) {
+      void *q = realloc(slot[k], n * 2);
+      if (q) { slot[k] = q; r++; }
+    } else if (op < 95) {
+      if (slot[k]) {
+        void *old = atomic_exchange(&mailbox[x % MAILBOX], slot[k]);
+        slot[k] = NULL;
+        if (old) { free(old); f++; c++; }
+      }
+    } else {
+      void *q = NULL;
+      if (slot[k]) { free(slot[k]); f++; }
+      if (posix_memalign(&q, 64, n) == 0) a++;
+      slot[k] = q;
+    }
+  }
+  for (int k = 0; k < SLOTS; k++) if (slot[k]) { free(slot[k]); f++; }
+  n_alloc += a; n_free += f; n_realloc += r; n_cross += c;
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc > 1) ops = atol(argv[1]);
+  pthread_t t[THREADS];
+  for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)(i + 1));
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  long left = 0;
+  for (int i = 0; i < MAILBOX; i++) {
+    void *p = atomic_exchange(&mailbox[i], NULL);
+    if (p) { free(p); left++; }
+  }
+  printf("threads %d ops %ld allocs %ld frees %ld reallocs %ld cross %ld mailbox %ld\n",
+         THREADS, ops, (long)n_alloc, (long)(n_free + left), (long)n_realloc,
+         (long)n_cross, left);
+  return 0;
+}
