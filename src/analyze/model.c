@@ -8,12 +8,10 @@
 #include "../../include/heaptape.h"
 
 /* One live block. */
+/* The payload of a live block in m->live (24 bytes: 32-byte slots). */
 typedef struct Block {
-  uint64_t size;             /* requested bytes */
   uint64_t weight;           /* bytes it stands for (size if unsampled) */
-  uint64_t n;                /* allocations it stands for (1 if unsampled) */
-  uint64_t ts;               /* allocation time */
-  uint64_t seq;              /* allocation sequence number */
+  uint32_t n;                /* allocations it stands for (1 if unsampled) */
   uint32_t site;             /* site index */
   uint32_t tid;              /* thread index that allocated it */
 } Block;
@@ -198,8 +196,8 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   if (ev->weight > ev->size && ev->size) n = (ev->weight + ev->size / 2) / ev->size;
   unsigned k = HT_K_FAMILY(ev->kind);
   m->by_kind[k]++;
-  unsigned b = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
-  m->hist[b]++;
+  unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
+  m->hist[lg]++;
   uint32_t si = model_site(m, ev->stack);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
@@ -228,38 +226,23 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   t->last_addr = ev->addr;
   t->last_valid = 1;
 
-  uint64_t *old = ht_map_get(&m->live, ev->addr);
-  if (old) {
+  int existed;
+  Block *b = ht_live_put(&m->live, ev->addr, &existed);
+  if (!b) { m->oom = 1; return; }
+  if (existed) {
     /* An address allocated twice: the tape lost the free; drop the old one. */
-    Block *ob = &m->blk[*old];
-    HtSite *os = &m->site[ob->site];
+    HtSite *os = &m->site[b->site];
     model_touch(m, os);
-    os->f.live -= ob->weight;
-    os->f.live_n -= ob->n;
-    m->heap -= ob->weight;
-    m->heap_n -= ob->n;
-    ob->site = si;
-    ob->size = ev->size;
-    ob->weight = w;
-    ob->n = n;
-    ob->ts = ev->ts;
-    ob->seq = ev->seq;
-    ob->tid = ti;
+    os->f.live -= b->weight;
+    os->f.live_n -= b->n;
+    m->heap -= b->weight;
+    m->heap_n -= b->n;
     m->dup_allocs++;
-  } else {
-    uint32_t bi;
-    if (m->blk_free) {
-      bi = m->blk_free - 1;
-      m->blk_free = (uint32_t)m->blk[bi].seq;
-    } else {
-      if (model_grow(m, (void **)&m->blk, m->nblk, &m->cblk, sizeof(Block))) return;
-      bi = m->nblk++;
-    }
-    Block *nb = &m->blk[bi];
-    nb->site = si; nb->size = ev->size; nb->weight = w; nb->n = n;
-    nb->ts = ev->ts; nb->seq = ev->seq; nb->tid = ti;
-    if (ht_map_put(&m->live, ev->addr, bi)) { m->oom = 1; return; }
   }
+  b->site = si;
+  b->weight = w;
+  b->n = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+  b->tid = ti;
   s = &m->site[si];
   model_touch(m, s);
   s->f.live += w;
@@ -282,8 +265,8 @@ static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
   int realloc_free = HT_K_FAMILY(ev->kind) == HT_K_REALLOC;
   model_settle(m, t);
   t->frees++;
-  uint64_t bi;
-  if (!ht_map_del(&m->live, ev->addr, &bi)) {
+  Block blk, *b = &blk;
+  if (!ht_live_del(&m->live, ev->addr, &blk)) {
     m->unknown_frees++;
     if (HT_K_HAS_SIZE(ev->kind)) m->unknown_bytes += ev->size;
     if (realloc_free) {  /* realloc of a block from before the recording */
@@ -294,7 +277,6 @@ static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
     }
     return;
   }
-  Block *b = &m->blk[bi];
   HtSite *s = &m->site[b->site];
   model_touch(m, s);
   s->f.live -= b->weight;
@@ -322,8 +304,6 @@ static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
     l->d_minus += b->weight;
     model_override(m, s->loc, s->loc, 1);
   }
-  b->seq = m->blk_free;  /* free list link */
-  m->blk_free = (uint32_t)bi + 1;
   ht_timeline_heap(&m->tl, ev->ts, m->heap);
 }
 
@@ -390,9 +370,10 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   else m->o.at_ns = UINT64_MAX;
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
+  ht_live_init(&m->live, sizeof(Block));
   if (ht_map_init(&m->site_of, 1024) || ht_map_init(&m->loc_of_frame, 1024) ||
       ht_map_init(&m->loc_of_name, 256) || ht_map_init(&m->over_seen, 256) ||
-      ht_map_init(&m->live, 4096) || ht_map_init(&m->th_of, 16)) {
+      ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);
     return HEAPTAPE_E_NOMEM;
   }
@@ -407,10 +388,10 @@ void ht_model_free(HtModel *m)
     free(m->loc[i].r_over);
     free(m->loc[i].d_over);
   }
-  free(m->loc); free(m->loc_chain); free(m->site); free(m->blk); free(m->th);
+  free(m->loc); free(m->loc_chain); free(m->site); free(m->th);
   ht_map_free(&m->site_of); ht_map_free(&m->loc_of_frame);
   ht_map_free(&m->loc_of_name); ht_map_free(&m->over_seen);
-  ht_map_free(&m->live); ht_map_free(&m->th_of);
+  ht_live_free(&m->live); ht_map_free(&m->th_of);
   memset(m, 0, sizeof(*m));
 }
 
@@ -453,12 +434,12 @@ void ht_model_finish(HtModel *m)
 /* The whole pass. */
 int ht_model_run(HtModel *m)
 {
-  /* The live map is far larger than the caches, so each event's lookup is
-  ** a miss. Events pass through a ring of LOOK slots: a block's map slot is
-  ** prefetched when its event enters, the block itself halfway through, and
-  ** the event is applied when it leaves. Events whose strings point into the
-  ** reader's buffer (threads, marks, modules) drain the ring first. */
-  enum { LOOK = 16, HALF = LOOK / 2 };
+  /* The live table is far larger than the caches, so each event's lookup is
+  ** a miss. Events pass through a ring of LOOK slots: a block's slot is
+  ** prefetched when its event enters and the event is applied when it
+  ** leaves. Events whose strings point into the reader's buffer (threads,
+  ** marks, modules) drain the ring first. */
+  enum { LOOK = 16 };
   HtEvent ring[LOOK];
   size_t head = 0, n = 0;
   uint64_t total = ht_reader_stats(m->r) ? ht_reader_stats(m->r)->events : 0;
@@ -467,13 +448,8 @@ int ht_model_run(HtModel *m)
     int more = ht_reader_next(m->r, ev) > 0;
     int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
     if (plain) {
-      ht_map_prefetch(&m->live, ev->addr);
+      ht_live_prefetch(&m->live, ev->addr);
       n++;
-      if (n > HALF) { /* the map slot of the event HALF places ahead is in */
-        const HtEvent *mid = &ring[(head + n - 1 - HALF) % LOOK];
-        uint64_t *bi = mid->type == HT_EV_FREE ? ht_map_get(&m->live, mid->addr) : NULL;
-        if (bi) __builtin_prefetch(&m->blk[*bi]);
-      }
     }
     /* Apply events leaving the ring: all of them at a barrier or the end. */
     while (n && (n == LOOK || !plain)) {

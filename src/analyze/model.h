@@ -3,6 +3,7 @@
 #ifndef HT_MODEL_H
 #define HT_MODEL_H
 
+#include "../base/livetab.h"
 #include "../base/map.h"
 #include "../format/reader.h"
 #include "timeline.h"
@@ -117,10 +118,7 @@ struct HtModel {
   HtMap loc_of_name;         /* name hash -> location index + 1 (chained) */
   uint32_t *loc_chain;       /* next location with the same name hash, + 1 */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */
-  struct Block *blk;         /* live blocks (pool) */
-  uint32_t nblk, cblk;       /* used, allocated */
-  uint32_t blk_free;         /* head of the free list + 1 */
-  HtMap live;                /* address -> block index */
+  HtLive live;               /* live blocks by address */
   HtThread *th;              /* threads */
   uint32_t nth, cth;         /* used, allocated */
   HtMap th_of;               /* tid -> thread index */

@@ -1,0 +1,40 @@
+/* heaptape -- a table of live blocks keyed by address, payload stored inline.
+** One probe sequence (usually one cache line) per lookup: no side pool. */
+#ifndef HT_LIVETAB_H
+#define HT_LIVETAB_H
+
+#include <string.h>
+#include "map.h"
+
+typedef struct HtLive {
+  uint8_t *slot;             /* slots of `stride` bytes: key, then payload */
+  size_t stride;             /* bytes per slot (8 + payload, rounded to 8) */
+  size_t payload;            /* payload bytes */
+  size_t mask;               /* slots - 1 (a power of two) */
+  size_t count;              /* keys stored, the zero key included */
+  int has_zero;              /* address 0 is stored in zero[] */
+  uint8_t zero[64];          /* payload of address 0 */
+} HtLive;
+
+#define HT_LIVE_MAX_PAYLOAD 56
+
+/* Set up an empty table for payloads of n bytes (n <= HT_LIVE_MAX_PAYLOAD). */
+void ht_live_init(HtLive *t, size_t payload) HT_HIDDEN;
+void ht_live_free(HtLive *t) HT_HIDDEN;
+/* Payload of the block at addr, or NULL. Valid until the next insert/delete. */
+void *ht_live_get(const HtLive *t, uint64_t addr) HT_HIDDEN;
+/* Payload slot for addr, inserted (zeroed) if absent; *existed tells which.
+** NULL when out of memory. Valid until the next insert/delete. */
+void *ht_live_put(HtLive *t, uint64_t addr, int *existed) HT_HIDDEN;
+/* Remove addr, copying its payload to out (if non-NULL); 1 if it was there. */
+int ht_live_del(HtLive *t, uint64_t addr, void *out) HT_HIDDEN;
+/* Iterate: start with *it = 0; 0 at the end. */
+int ht_live_next(const HtLive *t, size_t *it, uint64_t *addr, void **payload) HT_HIDDEN;
+
+/* Start loading the slot addr hashes to (lookahead pipelines). */
+HT_INLINE void ht_live_prefetch(const HtLive *t, uint64_t addr)
+{
+  if (t->slot) __builtin_prefetch(t->slot + (ht_hash64(addr) & t->mask) * t->stride);
+}
+
+#endif
