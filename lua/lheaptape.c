@@ -35,6 +35,8 @@
 #define LH_ARENA (8u << 20)       /* bytes for interned names */
 #define LH_CCACHE 512             /* C function -> location cache entries */
 #define LH_MAXTRACE 65536         /* trace start table entries (LuaJIT) */
+#define LH_FC_BITS 13             /* frame cache: 2^13 entries, 2-way */
+#define LH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* -- VM object layouts ------------------------------------------------------
 ** Facts about the two supported builds that the public API does not expose.
@@ -44,13 +46,22 @@
 #ifdef LH_JIT
 #define LH_FRONTEND "luajit"
 #define LJ_L_GLREF     16   /* lua_State: global_State (MRef, GC64) */
+#define LJ_L_BASE      32   /* lua_State: base of the running frame (TValue *) */
 #define LJ_L_STACK     56   /* lua_State: stack base (MRef) */
 #define LJ_L_STACKSIZE 88   /* lua_State: stack slots (MSize) */
 #define LJ_G_VMSTATE  184   /* global_State: int32 vmstate (~state or trace) */
 #define LJ_G_MAINTH   192   /* global_State: main thread (GCRef) */
 #define LJ_G_CURL     368   /* global_State: running coroutine (GCRef) */
 #define LJ_FN_FFID     10   /* GCfunc: fast function id, 0 Lua, 1 C */
+#define LJ_FN_PC       32   /* GCfuncL: bytecode of the prototype (MRef) */
 #define LJ_FN_CF       40   /* GCfuncC: lua_CFunction */
+#define LJ_GCT          9   /* GCHeader: gct, the object's type */
+#define LJ_GCT_FUNC     8   /* gct of a function (~LJ_TFUNC) */
+#define LJ_GCT_PROTO    7   /* gct of a prototype (~LJ_TPROTO) */
+#define LJ_FRAME_TYPE   3   /* frame link: type bits */
+#define LJ_FRAME_TYPEP  7   /* frame link: type and pcall bits */
+#define LJ_FRAME_LUA    0   /* link is the return pc into the Lua caller */
+#define LJ_FRAME_VARG   3   /* link of a vararg function's frame (delta) */
 #define LJ_TAB_ASIZE   48   /* GCtab: array slots */
 #define LJ_TAB_HMASK   52   /* GCtab: hash mask */
 #define LJ_GCMASK  ((1ULL << 47) - 1)  /* GC64 pointer bits of a tagged slot */
@@ -73,6 +84,8 @@
 #define L54_VLCF       22   /* tag of a light C function */
 #define L54_VCCL      102   /* tag of a C closure (collectable) */
 #define L54_VTHREAD    72   /* tag of a thread (collectable) */
+#define L54_VPROTO     10   /* tag of a prototype (Proto.tt) */
+#define L54_LCL_P      24   /* LClosure: p (Proto *) */
 #define L54_CCL_F      24   /* CClosure: f */
 #define L54_CCL_UV     32   /* CClosure: upvalue[0] (TValue) */
 #define L54_OP_TAILCALL 69  /* opcode of OP_TAILCALL */
@@ -93,6 +106,14 @@ typedef struct LhLoc {
   int kind;                /* HEAPTAPE_LOC_* */
 } LhLoc;
 
+/* A frame cache entry: the location of a bytecode position. */
+typedef struct LhFrame {
+  const void *pc;          /* saved/return pc, or line << 1 | 1 (LuaJIT) */
+  const void *proto;       /* the function's prototype */
+  uint64_t id;             /* interned location */
+  uint64_t gen;            /* lh.gen when stored; any other value = empty */
+} LhFrame;
+
 /* The one profiled VM of the process. */
 typedef struct LhProf {
   lua_State *L;            /* main thread of the profiled state */
@@ -111,6 +132,10 @@ typedef struct LhProf {
   char *arena;             /* LH_ARENA bytes of names */
   size_t arena_used;       /* bytes used */
   uint64_t internal_id;    /* id of INTERNAL */
+  LhFrame *fc;             /* 2^LH_FC_BITS frame cache entries */
+  uint64_t gen;            /* frame cache generation, bumped by prototype frees */
+  int check;               /* HEAPTAPE_LUA_CHECK: verify walks against the debug API */
+  uint64_t mismatches;     /* walks that differed from the reference */
   struct { lua_CFunction f; uint64_t id; } ccache[LH_CCACHE]; /* 0 id: builtin */
 #ifdef LH_JIT
   struct { const char *file; uint32_t line; } *tstart; /* trace start locations */
@@ -211,16 +236,106 @@ static uint64_t lh_lua(const lua_Debug *ar)
                    ar->linedefined > 0 ? (uint64_t)ar->linedefined : 0, NULL);
 }
 
+/* -- Frame cache -------------------------------------------------------------
+** A Lua frame is identified by its position in bytecode, (pc, proto): the
+** saved or return pc and the function's prototype (Lua 5.4: Proto*; LuaJIT:
+** the prototype's bytecode start). Its location (chunk, line, line defined)
+** is a function of that pair, so it is computed once through lua_getinfo and
+** then read from this 2-way cache. A prototype's memory can be reused after
+** it is collected: every free of a prototype (recognised by its type tag
+** before the real free) bumps the generation, which empties the cache.
+*/
+
+/* Cache index of (pc, proto). */
+static inline uint32_t lh_fc_slot(const void *pc, const void *proto)
+{
+  uint64_t h = ((uint64_t)(uintptr_t)pc ^ ((uint64_t)(uintptr_t)proto << 7)) *
+               0x9e3779b97f4a7c15ULL;
+  return (uint32_t)(h >> (64 - LH_FC_BITS)) & ~1u;
+}
+
+/* Cached location of (pc, proto), or 0. */
+static inline uint64_t lh_fc_get(const void *pc, const void *proto)
+{
+  LhFrame *e = &lh.fc[lh_fc_slot(pc, proto)];
+  if (e[0].pc == pc && e[0].proto == proto && e[0].gen == lh.gen) return e[0].id;
+  if (e[1].pc == pc && e[1].proto == proto && e[1].gen == lh.gen) return e[1].id;
+  return 0;
+}
+
+/* Remember (pc, proto) -> id, replacing the older of the two ways. */
+static void lh_fc_put(const void *pc, const void *proto, uint64_t id)
+{
+  LhFrame *e = &lh.fc[lh_fc_slot(pc, proto)];
+  if (e[0].gen == lh.gen && e[0].pc != pc) { e[1] = e[0]; }
+  e[0].pc = pc; e[0].proto = proto; e[0].gen = lh.gen; e[0].id = id;
+}
+
 /* -- Stack walks -------------------------------------------------------------
 ** A walk fills ids innermost first and returns how many. Builtins (C
 ** functions of the VM itself: fast functions, the standard library) are
 ** charged to their Lua caller; a builtin called in tail position is charged
 ** to the caller's caller, as LuaJIT's frame replacement does.
+** The fast walks read the frames directly (layouts verified at start); the
+** reference walks go through lua_getstack/lua_getinfo and are run beside the
+** fast ones when HEAPTAPE_LUA_CHECK is set (docs/LUA.md).
 */
 
 #ifdef LH_JIT
+/* Location of the Lua frame f of co (fn its function, nf the frame above it). */
+static uint64_t lh_jit_lua(lua_State *co, const uint64_t *stack, const uint64_t *f,
+                           const uint64_t *nf, const uint8_t *fn)
+{
+  const void *proto = LH_RD(const void *, fn, LJ_FN_PC), *pc;
+  lua_Debug ar;
+  memset(&ar, 0, sizeof(ar));
+  ar.i_ci = (int)(((nf - f) << 16) + (f - stack));
+  if (nf != f && (nf[0] & LJ_FRAME_TYPE) == LJ_FRAME_LUA) {
+    pc = (const void *)(uintptr_t)nf[0];           /* return pc into fn */
+  } else {                                        /* innermost, or below C */
+    if (!lua_getinfo(co, "l", &ar)) return 0;
+    pc = (const void *)(uintptr_t)((uint64_t)(uint32_t)ar.currentline << 1 | 1);
+  }
+  uint64_t id = lh_fc_get(pc, proto);
+  if (id) return id;
+  if (!lua_getinfo(co, "Sl", &ar)) return 0;
+  id = lh_lua(&ar);
+  lh_fc_put(pc, proto, id);
+  return id;
+}
+
 /* Walk co's frames (LuaJIT, frames synced: interpreter or C function). */
 static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
+{
+  const uint64_t *stack = LH_RD(const uint64_t *, co, LJ_L_STACK);
+  const uint64_t *f = LH_RD(const uint64_t *, co, LJ_L_BASE) - 1, *nf = f;
+  int pseudo = 0;                       /* f is the lower copy of a vararg frame */
+  while (f > stack + 1 && n < LH_MAXDEPTH) {
+    const uint8_t *fn = (const uint8_t *)(uintptr_t)(f[-1] & LJ_GCMASK);
+    uint64_t link = f[0];
+    if (!pseudo && fn != (const uint8_t *)co) {    /* not a dummy frame */
+      int ffid = fn[LJ_FN_FFID];
+      if (ffid == 0) {
+        uint64_t id = lh_jit_lua(co, stack, f, nf, fn);
+        if (!id) break;
+        ids[n++] = id;
+      } else if (ffid == 1) {
+        uint64_t id = lh_cfunc(LH_RD(lua_CFunction, fn, LJ_FN_CF));
+        if (id) ids[n++] = id;
+      }
+    }
+    pseudo = (link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG;
+    nf = f;
+    if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA)
+      f -= 2 + ((((const uint32_t *)(uintptr_t)link)[-1] >> 8) & 0xff);
+    else
+      f = (const uint64_t *)((const char *)f - (link & ~(uint64_t)LJ_FRAME_TYPEP));
+  }
+  return n;
+}
+
+/* Reference walk of co through the debug API. */
+static int lh_walk_ref(lua_State *co, uint64_t *ids, int n)
 {
   lua_Debug ar;
   const uint64_t *stack = LH_RD(const uint64_t *, co, LJ_L_STACK);
@@ -241,7 +356,7 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
 }
 
 /* The running coroutine's stack, or the trace / INTERNAL location. */
-static int lh_where(uint64_t *ids)
+static int lh_where(uint64_t *ids, int ref)
 {
   int32_t vms = LH_RD(volatile int32_t, lh.g, LJ_G_VMSTATE);
   if (vms >= 0) {                       /* on trace vms */
@@ -256,9 +371,15 @@ static int lh_where(uint64_t *ids)
     return 1;
   }
   lua_State *co = LH_RD(lua_State *, lh.g, LJ_G_CURL);
-  int n = lh_walk_thread(co, ids, 0);
+  int n = ref ? lh_walk_ref(co, ids, 0) : lh_walk_thread(co, ids, 0);
   if (!n) ids[n++] = lh.internal_id;
   return n;
+}
+
+/* Is the block at p, about to be freed, a function prototype? */
+static inline int lh_is_proto(const void *p, size_t osize)
+{
+  return osize > LJ_GCT && LH_RD(uint8_t, p, LJ_GCT) == LJ_GCT_PROTO;
 }
 #else
 /* The coroutine that the frame ci resumes, or NULL (Lua 5.4). */
@@ -278,8 +399,10 @@ static lua_State *lh_resumed(const void *ci)
   return lua_status(co) == LUA_OK ? co : NULL;
 }
 
-/* The running coroutine chain from the main thread: th[0] main, returns count. */
-static int lh_threads(lua_State **th)
+/* The running coroutine chain from the main thread: th[0] main, returns count.
+** While a coroutine runs, the frame that resumed it is its resumer's
+** innermost one; ref = 1 searches the resumer's whole chain instead. */
+static int lh_threads(lua_State **th, int ref)
 {
   int n = 0;
   lua_State *L = lh.host_co ? lh.host_co : lh.L;
@@ -288,7 +411,7 @@ static int lh_threads(lua_State **th)
     lua_State *next = NULL;
     for (const void *ci = LH_RD(const void *, L, L54_L_CI);
          ci && LH_RD(const void *, ci, L54_CI_PREV) && !next;
-         ci = LH_RD(const void *, ci, L54_CI_PREV))
+         ci = ref ? LH_RD(const void *, ci, L54_CI_PREV) : NULL)
       next = lh_resumed(ci);
     if (next == L) break;
     L = next;
@@ -296,8 +419,8 @@ static int lh_threads(lua_State **th)
   return n;
 }
 
-/* Walk co's frames (Lua 5.4) into ids from position n. */
-static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
+/* Walk co's frames (Lua 5.4) into ids from position n; ref: by lua_getinfo. */
+static int lh_walk_thread(lua_State *co, uint64_t *ids, int n, int ref)
 {
   lua_Debug ar;
   int builtin_top = n == 0, first_lua = 1;
@@ -307,16 +430,22 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
     const uint8_t *func = LH_RD(const uint8_t *, ci, L54_CI_FUNC);
     int tag = func[L54_TV_TAG];
     if (tag == L54_VLCL) {
+      const uint32_t *pc = LH_RD(const uint32_t *, ci, L54_CI_PC);
       if (first_lua && builtin_top && n == 0) {
-        const uint32_t *pc = LH_RD(const uint32_t *, ci, L54_CI_PC);
         first_lua = 0;
         if (pc && (pc[-1] & 0x7f) == L54_OP_TAILCALL) continue;  /* replaced frame */
       }
       first_lua = 0;
-      memset(&ar, 0, sizeof(ar));
-      ar.i_ci = (struct CallInfo *)ci;
-      if (!lua_getinfo(co, "Sl", &ar)) break;
-      ids[n++] = lh_lua(&ar);
+      const void *proto = LH_RD(const void *, LH_RD(const uint8_t *, func, 0), L54_LCL_P);
+      uint64_t id = ref ? 0 : lh_fc_get(pc, proto);
+      if (!id) {
+        memset(&ar, 0, sizeof(ar));
+        ar.i_ci = (struct CallInfo *)ci;
+        if (!lua_getinfo(co, "Sl", &ar)) break;
+        id = lh_lua(&ar);
+        if (!ref) lh_fc_put(pc, proto, id);
+      }
+      ids[n++] = id;
     } else if (tag == L54_VLCF || tag == L54_VCCL) {
       lua_CFunction f = tag == L54_VLCF ? LH_RD(lua_CFunction, func, 0)
                       : LH_RD(lua_CFunction, LH_RD(const uint8_t *, func, 0), L54_CCL_F);
@@ -328,16 +457,41 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
 }
 
 /* The running coroutine's stack (innermost first), or INTERNAL. */
-static int lh_where(uint64_t *ids)
+static int lh_where(uint64_t *ids, int ref)
 {
   if (LH_RD(uint8_t, lh.g, L54_G_GCSTOPEM)) { ids[0] = lh.internal_id; return 1; }
   lua_State *th[LH_MAXTHREADS];
-  int nt = lh_threads(th), n = 0;
-  for (int i = nt - 1; i >= 0 && n < LH_MAXDEPTH; i--) n = lh_walk_thread(th[i], ids, n);
+  int nt = lh_threads(th, ref), n = 0;
+  for (int i = nt - 1; i >= 0 && n < LH_MAXDEPTH; i--) n = lh_walk_thread(th[i], ids, n, ref);
   if (!n) ids[n++] = lh.internal_id;
   return n;
 }
+
+/* Is the block at p, about to be freed, a function prototype? */
+static inline int lh_is_proto(const void *p, size_t osize)
+{
+  return osize > L54_TV_TAG && LH_RD(uint8_t, p, L54_TV_TAG) == L54_VPROTO;
+}
 #endif
+
+/* HEAPTAPE_LUA_CHECK: compare the fast walk with the reference walk. */
+static void lh_check(const uint64_t *ids, int n)
+{
+  uint64_t ref[LH_MAXDEPTH];
+  int m = lh_where(ref, 1);
+  if (m == n && !memcmp(ids, ref, (size_t)n * sizeof(*ids))) return;
+  lh.mismatches++;
+  if (lh.mismatches > 10) return;
+  char buf[2048];
+  int k = snprintf(buf, sizeof(buf), "heaptape: lua walk mismatch at event %llu: fast",
+                   (unsigned long long)lh.events);
+  for (int i = 0; i < n && k < 1900; i++) k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %llu", (unsigned long long)ids[i]);
+  k += snprintf(buf + k, sizeof(buf) - (size_t)k, " | ref");
+  for (int i = 0; i < m && k < 2000; i++) k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %llu", (unsigned long long)ref[i]);
+  if (k > (int)sizeof(buf) - 2) k = (int)sizeof(buf) - 2;
+  buf[k++] = '\n';
+  if (write(2, buf, (size_t)k) < 0) lh.mismatches++;
+}
 
 /* -- The allocator wrapper --------------------------------------------------- */
 
@@ -350,11 +504,15 @@ static void *lh_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   lh.busy = 1;
   void *q;
   if (nsize == 0) {
-    if (ptr) heaptape_rt_free(ptr);      /* before the block is gone */
+    if (ptr) {
+      if (lh_is_proto(ptr, osize)) lh.gen++;   /* its frames leave the cache */
+      heaptape_rt_free(ptr);             /* before the block is gone */
+    }
     q = lh.orig(lh.orig_ud, ptr, osize, nsize);
   } else {
     uint64_t in[LH_MAXDEPTH], out[LH_MAXDEPTH];
-    int n = lh_where(in);
+    int n = lh_where(in, 0);
+    if (LH_UNLIKELY(lh.check)) lh_check(in, n);
     for (int i = 0; i < n; i++) out[i] = in[n - 1 - i];
     q = lh.orig(lh.orig_ud, ptr, osize, nsize);
     if (q) {
@@ -375,6 +533,38 @@ LH_API void lheaptape_running(lua_State *co) { lh.host_co = co; }
 #ifndef LH_JIT
 /* A C function handed to coroutine.wrap to find its closure's C side. */
 static int lh_verify_dummy(lua_State *L) { (void)L; return 0; }
+#endif
+
+#ifdef LH_JIT
+/* The frame walk of lh_walk_thread against lua_getstack on L's current stack,
+** and the prototype link of the Lua caller; NULL if they agree, else why. */
+static const char *lh_verify_frames(lua_State *L, const uint64_t *stack)
+{
+  const uint64_t *f = LH_RD(const uint64_t *, L, LJ_L_BASE) - 1, *nf = f;
+  int pseudo = 0, level = 0;
+  lua_Debug ar;
+  while (f > stack + 1 && level < 200) {
+    uint64_t link = f[0];
+    const uint8_t *fn = (const uint8_t *)(uintptr_t)(f[-1] & LJ_GCMASK);
+    if (!pseudo && fn != (const uint8_t *)L) {
+      if (!lua_getstack(L, level, &ar) || ar.i_ci != (int)(((nf - f) << 16) + (f - stack)))
+        return "stack frames are not linked as in LuaJIT 2.1 (GC64)";
+      if (level == 1 && fn[LJ_FN_FFID] == 0 && (nf[0] & LJ_FRAME_TYPE) == LJ_FRAME_LUA) {
+        const char *bc = LH_RD(const char *, fn, LJ_FN_PC), *pc = (const char *)(uintptr_t)nf[0];
+        if (!bc || pc <= bc || pc - bc > (1 << 26)) return "GCfuncL.pc is not at the known offset";
+      }
+      level++;
+    }
+    pseudo = (link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG;
+    nf = f;
+    if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA)
+      f -= 2 + ((((const uint32_t *)(uintptr_t)link)[-1] >> 8) & 0xff);
+    else
+      f = (const uint64_t *)((const char *)f - (link & ~(uint64_t)LJ_FRAME_TYPEP));
+  }
+  if (lua_getstack(L, level, &ar)) return "stack frames are not linked as in LuaJIT 2.1 (GC64)";
+  return NULL;
+}
 #endif
 
 /* Check the layout facts against the running VM; NULL if fine, else why. */
@@ -406,6 +596,11 @@ static const char *lh_verify(lua_State *L)
     return "frame layout is not GC64";
   if (((const uint8_t *)fn)[LJ_FN_FFID] != 1 || LH_RD(lua_CFunction, fn, LJ_FN_CF) != cf)
     return "C function layout differs";
+  if (((const uint8_t *)fn)[LJ_GCT] != LJ_GCT_FUNC) return "GC header layout differs";
+  if (LH_RD(const uint64_t *, L, LJ_L_BASE) - 1 != stack + idx)
+    return "lua_State.base is not at the known offset";
+  const char *why = lh_verify_frames(L, stack);
+  if (why) return why;
   lh.g = g;
   lua_State *m = LH_RD(lua_State *, g, LJ_G_MAINTH);
   if (!m) return "no main thread";
@@ -432,6 +627,12 @@ static const char *lh_verify(lua_State *L)
         (tag == L54_VCCL && LH_RD(const void *, func, 0) == fp &&
          LH_RD(lua_CFunction, fp, L54_CCL_F) == cf)))
     return "function values are not laid out as in Lua 5.4";
+  if (luaL_loadstring(L, "return") == LUA_OK) {  /* a Lua closure and its Proto */
+    const uint8_t *cl = lua_topointer(L, -1);
+    const uint8_t *pr = LH_RD(const uint8_t *, cl, L54_LCL_P);
+    lua_pop(L, 1);
+    if (!pr || pr[L54_TV_TAG] != L54_VPROTO) return "LClosure.p is not at the known offset";
+  } else lua_pop(L, 1);
   lh.g = g;
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lh.L = lua_tothread(L, -1);
@@ -493,6 +694,13 @@ static int lh_tables(void)
     lh.tstart = p;
   } else memset(lh.tstart, 0, LH_MAXTRACE * sizeof(*lh.tstart));
 #endif
+  if (!lh.fc) {
+    void *p = mmap(NULL, sizeof(LhFrame) << LH_FC_BITS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    lh.fc = p;
+  }
+  lh.gen++;                             /* ids of the last session are gone */
   lh.nloc = 0;
   lh.arena_used = 0;
   memset(lh.ccache, 0, sizeof(lh.ccache));
@@ -612,6 +820,12 @@ static int lh_finish(lua_State *L, int closing)
 #endif
   int rc = HEAPTAPE_OK;
   lh.active = 0;
+  if (lh.check) {
+    char buf[160];
+    int k = snprintf(buf, sizeof(buf), "heaptape: lua walk check: %llu events, %llu mismatches\n",
+                     (unsigned long long)lh.events, (unsigned long long)lh.mismatches);
+    if (write(2, buf, (size_t)k) < 0) lh.check = 0;
+  }
   if (lh.own_tape) {
     rc = heaptape_stop();
     if (rc == HEAPTAPE_E_NOTRUNNING) rc = HEAPTAPE_OK;  /* the timer stopped it */
@@ -673,6 +887,9 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
     lh.own_tape = 0;
   }
   lh.events = 0;
+  lh.mismatches = 0;
+  const char *chk = getenv("HEAPTAPE_LUA_CHECK");
+  lh.check = chk && *chk && strcmp(chk, "0");
   lh.active = 1;
 #ifdef LH_JIT
   lh_jit_attach(L, 1);
