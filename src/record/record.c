@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "unwind.h"
 
 HT_TLS int ht_guard;                 /* >0 while inside the recorder */
-static HT_TLS ThreadRec *tls_rec;    /* this thread's record */
+HT_TLS ThreadRec *ht_tls_rec;        /* this thread's record */
+#define tls_rec ht_tls_rec
 static HT_TLS int tls_dead;          /* key destructors are done: never record */
 HtGlobal ht_g;
 
@@ -308,22 +310,23 @@ HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
   ht_stream_time(&t->st, ht_clock_coarse());
 }
 
-/* Sampling decision for a new block of n bytes at p; 1 = record it. */
-HT_INLINE int rec_sample(ThreadRec *t, const void *p, uint64_t n)
+/* Sampling decision for a new block of n bytes at p; 1 = record it.
+** pre 2: ht_record_due already subtracted n and found a sample point. */
+HT_INLINE int rec_sample(ThreadRec *t, const void *p, uint64_t n, int pre)
 {
   if (HT_LIKELY(!ht_g.sample)) return 1;
-  t->sample_left -= (int64_t)n;
+  if (pre != 2) t->sample_left -= (int64_t)n;
   if (HT_LIKELY(t->sample_left > 0)) return 0;
   while (t->sample_left <= 0) t->sample_left += ht_sampler_gap(&t->rng, ht_g.sample);
   return ht_sampler_add((uintptr_t)p) == 0;
 }
 
 /* Record an allocation already made; vals/depth give a runtime stack. */
-static void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t align,
-                      const uint64_t *rt, uint32_t depth)
+HT_INLINE void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t align,
+                      const uint64_t *rt, uint32_t depth, int pre)
 {
   ThreadRec *t = rec_get();
-  if (HT_UNLIKELY(!t) || !rec_sample(t, p, n)) return;
+  if (HT_UNLIKELY(!t) || !rec_sample(t, p, n, pre)) return;
   uint64_t v[HT_MAXFRAMES];
   uint32_t nf;
   if (rt) {
@@ -345,7 +348,8 @@ HT_INLINE uint64_t rec_free_seq(ThreadRec **tp, const void *p)
 {
   ThreadRec *t = rec_get();
   if (HT_UNLIKELY(!t)) return 0;
-  if (ht_g.sample && !ht_sampler_remove((uintptr_t)p)) return 0;
+  if (ht_g.sample && (!ht_sampler_maybe((uintptr_t)p) ||
+                      !ht_sampler_remove((uintptr_t)p))) return 0;
   *tp = t;
   return atomic_fetch_add_explicit(&ht_g.seq, 1, memory_order_relaxed);
 }
@@ -360,22 +364,12 @@ HT_INLINE void rec_free_emit(ThreadRec *t, uint64_t seq, const void *p,
   rec_leave(t);
 }
 
-/* Recording native events right now, and not re-entering? */
-HT_INLINE int rec_on(void)
-{
-  return HT_LIKELY(!ht_guard) &&
-         atomic_load_explicit(&ht_g.native, memory_order_relaxed);
-}
+#define rec_on ht_record_on
 
-/* malloc and the operator new family. */
-void *ht_record_malloc(size_t n, unsigned kind)
+/* Slow path of malloc and operator new: unwind and append (one frame). */
+void ht_record_alloc(void *p, size_t n, unsigned kind, size_t align, int pre)
 {
-  if (!rec_on()) return __libc_malloc(n);
-  ht_guard++;
-  void *p = __libc_malloc(n);
-  if (p) rec_alloc(p, n, kind, 0, NULL, 0);
-  ht_guard--;
-  return p;
+  rec_alloc(p, n, kind, align, NULL, 0, pre);
 }
 
 /* calloc. */
@@ -384,7 +378,7 @@ void *ht_record_calloc(size_t n, size_t m)
   if (!rec_on()) return __libc_calloc(n, m);
   ht_guard++;
   void *p = __libc_calloc(n, m);
-  if (p) rec_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, NULL, 0);
+  if (p) rec_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, NULL, 0, 0);
   ht_guard--;
   return p;
 }
@@ -395,7 +389,7 @@ void *ht_record_memalign(size_t align, size_t n, unsigned kind)
   if (!rec_on()) return __libc_memalign(align, n);
   ht_guard++;
   void *p = __libc_memalign(align, n);
-  if (p) rec_alloc(p, n, kind, align, NULL, 0);
+  if (p) rec_alloc(p, n, kind, align, NULL, 0, 0);
   ht_guard--;
   return p;
 }
@@ -406,7 +400,7 @@ void *ht_record_valloc(size_t n, int page_round)
   if (!rec_on()) return page_round ? __libc_pvalloc(n) : __libc_valloc(n);
   ht_guard++;
   void *p = page_round ? __libc_pvalloc(n) : __libc_valloc(n);
-  if (p) rec_alloc(p, n, HT_K_VALLOC, 0, NULL, 0);
+  if (p) rec_alloc(p, n, HT_K_VALLOC, 0, NULL, 0, 0);
   ht_guard--;
   return p;
 }
@@ -414,7 +408,14 @@ void *ht_record_valloc(size_t n, int page_round)
 /* realloc: FREE(old) at seq1 taken before the call, ALLOC(new) at seq2 after. */
 void *ht_record_realloc(void *p, size_t n)
 {
-  if (!p) return ht_record_malloc(n, HT_K_REALLOC);
+  if (!p) {
+    if (!rec_on()) return __libc_malloc(n);
+    ht_guard++;
+    void *q = __libc_malloc(n);
+    if (q) rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0, 0);
+    ht_guard--;
+    return q;
+  }
   if (!rec_on()) return __libc_realloc(p, n);
   ht_guard++;
   ThreadRec *t = NULL;
@@ -422,7 +423,7 @@ void *ht_record_realloc(void *p, size_t n)
   void *q = __libc_realloc(p, n);
   if (q) {
     if (seq1) rec_free_emit(t, seq1, p, HT_K_REALLOC, 0);
-    rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0);
+    rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0, 0);
   } else if (n == 0) {                  /* realloc(p, 0) freed p */
     if (seq1) rec_free_emit(t, seq1, p, HT_K_REALLOC, 0);
   } else if (seq1 && ht_g.sample) {
@@ -432,11 +433,9 @@ void *ht_record_realloc(void *p, size_t n)
   return q;
 }
 
-/* free, delete and their sized variants. */
-void ht_record_free(void *p, unsigned kind, size_t size)
+/* Slow path of free (ht_record_free in record.h did the cheap checks). */
+void ht_record_free_slow(void *p, unsigned kind, size_t size)
 {
-  if (!p) return;
-  if (!rec_on()) { __libc_free(p); return; }
   ht_guard++;
   ThreadRec *t = NULL;
   uint64_t seq = rec_free_seq(&t, p);
@@ -453,7 +452,7 @@ int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
 {
   if (!atomic_load(&ht_g.running) || ht_guard) return 0;
   ht_guard++;
-  rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0);
+  rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0, 0);
   ht_guard--;
   return 0;
 }

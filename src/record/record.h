@@ -107,12 +107,19 @@ typedef struct HtGlobal {
 extern HtGlobal ht_g HT_HIDDEN;
 
 /* -- Hot path entry points used by preload.c -------------------------------- */
-void *ht_record_malloc(size_t n, unsigned kind) HT_HIDDEN;
+/* The checks that decide "nothing to record" are inline here, so that an
+** interposer pays no call for them and unwinding sees one frame fewer. */
+extern HT_TLS int ht_guard HT_HIDDEN;              /* >0 while inside the recorder */
+extern HT_TLS struct ThreadRec *ht_tls_rec HT_HIDDEN; /* this thread's record */
+
+/* Record an allocation just made (slow path; pre from ht_record_due). */
+void ht_record_alloc(void *p, size_t n, unsigned kind, size_t align, int pre) HT_HIDDEN;
+/* Record a free and make it (slow path, the block may be on the tape). */
+void ht_record_free_slow(void *p, unsigned kind, size_t size) HT_HIDDEN;
 void *ht_record_calloc(size_t n, size_t m) HT_HIDDEN;
 void *ht_record_memalign(size_t align, size_t n, unsigned kind) HT_HIDDEN;
 void *ht_record_valloc(size_t n, int page_round) HT_HIDDEN;
 void *ht_record_realloc(void *p, size_t n) HT_HIDDEN;
-void ht_record_free(void *p, unsigned kind, size_t size) HT_HIDDEN;
 /* Finalise from _exit: flush everything, write the trailer with status. */
 void ht_record_exit(int status) HT_HIDDEN;
 
@@ -139,11 +146,23 @@ int64_t ht_sampler_gap(uint64_t *rng, uint64_t t) HT_HIDDEN;
 int ht_sampler_init(void) HT_HIDDEN;
 int ht_sampler_add(uintptr_t a) HT_HIDDEN;
 int ht_sampler_remove(uintptr_t a) HT_HIDDEN;
+#define FILT_BITS 16     /* counting filter: 64 KiB of 8-bit counters */
+extern _Atomic uint8_t *ht_sampler_filt HT_HIDDEN; /* counters by address hash */
+/* Filter bucket of address a (other bits than the set's home slot). */
+HT_INLINE uint32_t ht_sampler_bucket(uintptr_t a)
+{
+  return (uint32_t)(((uint64_t)a * 0xc2b2ae3d27d4eb4fULL) >> (64 - FILT_BITS));
+}
+/* 0 when a is certainly not a live sampled block (one byte load). */
+HT_INLINE int ht_sampler_maybe(uintptr_t a)
+{
+  return atomic_load_explicit(&ht_sampler_filt[ht_sampler_bucket(a)],
+                              memory_order_relaxed) != 0;
+}
 void ht_sampler_clear(void) HT_HIDDEN;
 
 /* -- Unwinders (unwind_*.c) --------------------------------------------------- */
 /* Fill ips innermost first; returns the number of frames. */
-int ht_unwind_libunwind(uintptr_t *ips, int max) HT_HIDDEN;
 int ht_unwind_fp(uintptr_t *ips, int max, uintptr_t lo, uintptr_t hi) HT_HIDDEN;
 void ht_unwind_init(void) HT_HIDDEN;
 
@@ -172,6 +191,46 @@ void ht_tape_atfork_prepare(void) HT_HIDDEN;
 void ht_tape_atfork_parent(void) HT_HIDDEN;
 void ht_tape_atfork_child(void) HT_HIDDEN;
 
-extern HT_TLS int ht_guard HT_HIDDEN;   /* >0 while inside the recorder */
+/* -- Inline fast paths of the interposers ------------------------------------- */
+
+/* Recording native events right now, and not re-entering? */
+HT_INLINE int ht_record_on(void)
+{
+  return HT_LIKELY(!ht_guard) &&
+         atomic_load_explicit(&ht_g.native, memory_order_relaxed);
+}
+
+/* Sampling pre-check of an n-byte block: 1 certainly not sampled (done),
+** 2 a sample point fell in it, 0 not decided here (full trace, new thread). */
+HT_INLINE int ht_record_due(uint64_t n)
+{
+  ThreadRec *t = ht_tls_rec;
+  if (!ht_g.sample || HT_UNLIKELY(!t)) return 0;
+  t->sample_left -= (int64_t)n;
+  return HT_LIKELY(t->sample_left > 0) ? 1 : 2;
+}
+
+/* malloc and the operator new family. */
+HT_INLINE void *ht_record_malloc(size_t n, unsigned kind)
+{
+  if (!ht_record_on()) return __libc_malloc(n);
+  ht_guard++;
+  void *p = __libc_malloc(n);
+  int pre;
+  if (p && (pre = ht_record_due(n)) != 1) ht_record_alloc(p, n, kind, 0, pre);
+  ht_guard--;
+  return p;
+}
+
+/* free, delete and their sized variants: an unsampled block costs one load. */
+HT_INLINE void ht_record_free(void *p, unsigned kind, size_t size)
+{
+  if (!p) return;
+  if (!ht_record_on() || (ht_g.sample && !ht_sampler_maybe((uintptr_t)p))) {
+    __libc_free(p);
+    return;
+  }
+  ht_record_free_slow(p, kind, size);
+}
 
 #endif
