@@ -1,17 +1,17 @@
 #!/bin/sh
-# heaptape -- analysis throughput and peak RSS of `heaptape report` against
-# heaptrack_print, on the same workload recorded by both. Usage:
-#   sh bench/bench_report.sh [BUILD_DIR] [ALLOCATIONS]
+# heaptape bench -- analysis throughput and peak RSS of `heaptape report`
+# against heaptrack_print, on the same programs recorded by both: the real
+# workloads of bench/workloads.sh plus a synthetic churn with a small live set.
+# usage: sh bench/bench_report.sh [BUILD_DIR] [RUNS]
 set -eu
 cd "$(dirname "$0")/.."
-B=${1:-build}
-N=${2:-2000000}
+B=${1:-build}; RUNS=${2:-3}
 HT="$PWD/$B/heaptape"
-w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
+W=$(mktemp -d /tmp/ht-bench-report.XXXXXX); trap 'rm -rf "$W"' EXIT
+. bench/workloads.sh
 
-# A workload: N allocations from 64 call sites (8 levels deep), a sliding
-# window of 1000 live blocks, and a few leaks.
-cat > "$w/churn.c" <<'C'
+# A synthetic churn: 2M allocations from 64 sites 8 frames deep, 1000 live.
+cat > "$W/churn.c" <<'C'
 #include <stdlib.h>
 #define NI __attribute__((noinline))
 static void *win[1000];
@@ -22,38 +22,48 @@ NI static void *l3(int s, size_t n) { return s & 4 ? l2(s, n) : l1(s, n); }
 NI static void *l4(int s, size_t n) { return s & 8 ? l3(s, n) : l2(s, n); }
 NI static void *l5(int s, size_t n) { return s & 16 ? l4(s, n) : l3(s, n); }
 NI static void *l6(int s, size_t n) { return s & 32 ? l5(s, n) : l4(s, n); }
-int main(int argc, char **argv)
+int main(void)
 {
-  long n = argc > 1 ? atol(argv[1]) : 1000000;
   unsigned x = 12345;
-  for (long i = 0; i < n; i++) {
+  for (long i = 0; i < 2000000; i++) {
     x = x * 1103515245u + 12345u;
     int k = (int)(i % 1000);
     free(win[k]);
     win[k] = l6((int)(x >> 10) & 63, 16 + (x >> 20) % 2000);
   }
-  for (int i = 0; i < 10; i++) win[i] = NULL;  /* leak 10 blocks */
   return 0;
 }
 C
-cc -O1 -g -fno-omit-frame-pointer -o "$w/churn" "$w/churn.c"
+cc -O1 -g -fno-omit-frame-pointer -o "$W/churn" "$W/churn.c"
+wl_churn() { "$@" "$W/churn"; }
 
-# Wall seconds and peak RSS (KiB) of a command, as "SECONDS KIB".
+# Median of the arguments.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# CPU seconds (user + sys) and peak RSS in MiB of a command: "SECS MIB".
 measure() {
-  /usr/bin/time -f '%e %M' -o "$w/time" "$@" > "$w/out" 2> "$w/err" || { cat "$w/err" >&2; exit 1; }
-  cat "$w/time"
+  /usr/bin/time -f '%U %S %M' -o "$W/time" "$@" > /dev/null 2> "$W/err" || { cat "$W/err" >&2; exit 1; }
+  awk '{ printf "%.3f %.0f\n", $1 + $2, $3 / 1024 }' "$W/time"
 }
 
-"$HT" record -o "$w/churn.tape" -- "$w/churn" "$N" 2>/dev/null
-heaptrack -o "$w/churn.ht" "$w/churn" "$N" > /dev/null 2>&1
-htfile=$(ls "$w"/churn.ht* | head -n 1)
-ev=$("$HT" stats "$w/churn.tape" | sed -n 's/^  events *\([0-9]*\).*/\1/p')
-
-echo "workload: $N allocations ($ev tape events); tape $(stat -c %s "$w/churn.tape") bytes, heaptrack file $(stat -c %s "$htfile") bytes"
-for run in 1 2 3; do
-  set -- $(measure "$HT" report "$w/churn.tape"); hs=$1 hr=$2
-  set -- $(measure "$HT" report --memprof "$w/churn.tape"); ms=$1 mr=$2
-  set -- $(measure heaptrack_print "$htfile"); ts=$1 tr=$2
-  echo "run $run: heaptape report ${hs}s ${hr}KiB; report --memprof ${ms}s ${mr}KiB; heaptrack_print ${ts}s ${tr}KiB"
+echo "| workload | allocation calls | tape events | heaptape report | heaptrack_print | speed-up | RSS heaptape / heaptrack_print |"
+echo "|---|---|---|---|---|---|---|"
+for w in $WORKLOADS churn; do
+  "wl_$w" "$HT" record -o "$W/$w.tape" -- > /dev/null 2>&1
+  "wl_$w" heaptrack -o "$W/$w.ht" > /dev/null 2>&1 || true
+  htfile=$(ls "$W/$w.ht"* | head -n 1)
+  ev=$("$HT" stats "$W/$w.tape" | sed -n 's/^  events *\([0-9]*\).*/\1/p')
+  calls=$(heaptrack_print "$htfile" 2>/dev/null | sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p')
+  hs="" ts="" hr="" tr=""
+  i=0
+  while [ $i -lt "$RUNS" ]; do
+    set -- $(measure "$HT" report "$W/$w.tape"); hs="$hs $1"; hr="$hr $2"
+    set -- $(measure heaptrack_print "$htfile"); ts="$ts $1"; tr="$tr $2"
+    i=$((i + 1))
+  done
+  h=$(median $hs); t=$(median $ts)
+  awk -v w="$w" -v c="$calls" -v e="$ev" -v h="$h" -v t="$t" -v hr="$(median $hr)" -v tr="$(median $tr)" \
+    'BEGIN { printf "| %s | %s | %s | %.2f s (%.1f M events/s) | %.2f s | %.2fx | %d / %d MiB |\n", w, c, e, h, e / h / 1e6, t, t / h, hr, tr }'
+  rm -f "$W/$w.tape" "$W/$w".ht*
 done
-awk -v e="$ev" -v s="$hs" 'BEGIN { if (s > 0) printf "heaptape report: %.1f M events/s\n", e / s / 1e6 }'
+echo "(CPU seconds, user + sys, median of $RUNS runs)"

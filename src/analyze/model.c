@@ -449,6 +449,7 @@ int ht_model_run(HtModel *m)
     int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
     if (plain) {
       ht_live_prefetch(&m->live, ev->addr);
+      if (ev->type == HT_EV_ALLOC) ht_map_prefetch(&m->site_of, ev->stack);
       n++;
     }
     /* Apply events leaving the ring: all of them at a barrier or the end. */
