@@ -3,6 +3,7 @@
 #pragma GCC optimize("no-omit-frame-pointer")
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,6 +82,144 @@ PRELOAD void _Exit(int status)
 {
   ht_record_exit(status);
   for (;;) syscall(SYS_exit_group, status);
+}
+
+/* exit: remember the status for the trailer written by the library destructor. */
+typedef void (*ExitFn)(int);
+PRELOAD __attribute__((noreturn)) void exit(int status)
+{
+  ht_record_status(status);
+  ht_guard++;
+  ExitFn real = (ExitFn)dlsym(RTLD_NEXT, "exit");
+  ht_guard--;
+  if (real) real(status);
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+/* -- Program start: return from main ------------------------------------------- */
+/* glibc's start code calls exit(main's result) internally, past any
+** interposer; wrapping main is the one place that sees that status. */
+
+typedef int (*MainFn)(int, char **, char **);
+typedef int (*StartFn)(MainFn, int, char **, void (*)(void), void (*)(void),
+                       void (*)(void), void *);
+static MainFn preload_main;              /* the program's main */
+
+/* main as the program sees it, with its result kept for the trailer. */
+static int preload_wrap_main(int argc, char **argv, char **envp)
+{
+  int r = preload_main(argc, argv, envp);
+  ht_record_status(r);
+  return r;
+}
+
+/* __libc_start_main: start the program through preload_wrap_main. */
+PRELOAD int __libc_start_main(MainFn main, int argc, char **argv, void (*init)(void),
+                              void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+  ht_guard++;
+  StartFn real = (StartFn)dlsym(RTLD_NEXT, "__libc_start_main");
+  ht_guard--;
+  if (!real) abort();
+  preload_main = main;
+  return real(preload_wrap_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* -- exec: one path finishes the tape before the image is replaced ------------ */
+/* Every variant ends in ht_record_exec (flush every buffer, write the
+** trailer) and then calls the next definition of the v-form; glibc's own
+** execl* call its internal execve, so each name is defined here. If the
+** exec fails, ht_record_exec_failed continues in a new tape. */
+
+typedef int (*ExecveFn)(const char *, char *const[], char *const[]);
+typedef int (*ExecvFn)(const char *, char *const[]);
+
+/* The next definition of an exec function (resolved under the guard). */
+static void *preload_exec_next(const char *sym)
+{
+  ht_guard++;
+  void *f = dlsym(RTLD_NEXT, sym);
+  ht_guard--;
+  return f;
+}
+
+/* Finish the tape, run the real exec, recover when it returned. */
+#define EXEC_RUN(call) \
+  do { \
+    int stopped_ = ht_record_exec(); \
+    int rc_ = (call); \
+    int err_ = errno; \
+    if (stopped_) ht_record_exec_failed(); \
+    errno = err_; \
+    return rc_; \
+  } while (0)
+
+PRELOAD int execve(const char *path, char *const argv[], char *const envp[])
+{
+  ExecveFn f = (ExecveFn)preload_exec_next("execve");
+  EXEC_RUN(f ? f(path, argv, envp) : (errno = ENOSYS, -1));
+}
+PRELOAD int execv(const char *path, char *const argv[])
+{
+  ExecvFn f = (ExecvFn)preload_exec_next("execv");
+  EXEC_RUN(f ? f(path, argv) : (errno = ENOSYS, -1));
+}
+PRELOAD int execvp(const char *file, char *const argv[])
+{
+  ExecvFn f = (ExecvFn)preload_exec_next("execvp");
+  EXEC_RUN(f ? f(file, argv) : (errno = ENOSYS, -1));
+}
+PRELOAD int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+  ExecveFn f = (ExecveFn)preload_exec_next("execvpe");
+  EXEC_RUN(f ? f(file, argv, envp) : (errno = ENOSYS, -1));
+}
+PRELOAD int fexecve(int fd, char *const argv[], char *const envp[])
+{
+  typedef int (*FexecveFn)(int, char *const[], char *const[]);
+  FexecveFn f = (FexecveFn)preload_exec_next("fexecve");
+  EXEC_RUN(f ? f(fd, argv, envp) : (errno = ENOSYS, -1));
+}
+PRELOAD int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                     int flags)
+{
+  typedef int (*ExecveatFn)(int, const char *, char *const[], char *const[], int);
+  ExecveatFn f = (ExecveatFn)preload_exec_next("execveat");
+  EXEC_RUN(f ? f(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1));
+}
+
+/* Arguments of an execl-style call up to the NULL (stack array, no malloc). */
+#define EXEC_ARGV(argv, arg0, ap) \
+  size_t n_ = 1; \
+  va_start(ap, arg0); \
+  while (va_arg(ap, char *)) n_++; \
+  va_end(ap); \
+  char *argv[n_ + 1]; \
+  argv[0] = (char *)arg0; \
+  va_start(ap, arg0); \
+  for (size_t i_ = 1; i_ <= n_; i_++) argv[i_] = va_arg(ap, char *)
+
+PRELOAD int execl(const char *path, const char *arg, ...)
+{
+  va_list ap;
+  EXEC_ARGV(argv, arg, ap);
+  va_end(ap);
+  return execv(path, argv);
+}
+PRELOAD int execlp(const char *file, const char *arg, ...)
+{
+  va_list ap;
+  EXEC_ARGV(argv, arg, ap);
+  va_end(ap);
+  return execvp(file, argv);
+}
+PRELOAD int execle(const char *path, const char *arg, ...)
+{
+  va_list ap;
+  EXEC_ARGV(argv, arg, ap);
+  char *const *envp = va_arg(ap, char *const *);
+  va_end(ap);
+  return execve(path, argv, envp);
 }
 
 /* -- C++ operator new / delete ------------------------------------------------ */

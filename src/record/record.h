@@ -122,6 +122,12 @@ void *ht_record_valloc(size_t n, int page_round) HT_HIDDEN;
 void *ht_record_realloc(void *p, size_t n) HT_HIDDEN;
 /* Finalise from _exit: flush everything, write the trailer with status. */
 void ht_record_exit(int status) HT_HIDDEN;
+/* Remember the exit status (exit, return from main) for the trailer. */
+void ht_record_status(int status) HT_HIDDEN;
+/* Before an exec: flush everything and write the trailer; 1 if it did. */
+int ht_record_exec(void) HT_HIDDEN;
+/* The exec returned (failed): continue recording in a new tape. */
+void ht_record_exec_failed(void) HT_HIDDEN;
 
 /* Record an event that the caller already performed (pool and runtime API). */
 int ht_record_event_alloc(const void *p, size_t n, unsigned kind,

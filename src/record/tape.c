@@ -535,6 +535,32 @@ void ht_record_exit(int status)
     ht_tape_stop((uint64_t)(status & 0xff));
 }
 
+static _Atomic uint64_t tape_status = UINT64_MAX; /* exit status for the trailer */
+
+/* Remember the exit status of exit() or of main's return. */
+void ht_record_status(int status)
+{
+  atomic_store(&tape_status, (uint64_t)(status & 0xff));
+}
+
+/* Before an exec replaces the image: drain every thread, write the trailer
+** (no status: the program goes on as another image). Not in a vfork child. */
+int ht_record_exec(void)
+{
+  if (!atomic_load(&tape.active) || tape.mode != TAPE_ENV ||
+      (uint32_t)syscall(SYS_getpid) != ht_g.pid)
+    return 0;
+  ht_tape_stop(UINT64_MAX);
+  return 1;
+}
+
+/* The exec failed and the image goes on: record into a new tape
+** (<output>.<pid>, as a descendant would). */
+void ht_record_exec_failed(void)
+{
+  if (!atomic_load(&tape.active)) ht_tape_start_env(1);
+}
+
 /* Is the library preloaded (as opposed to linked by a program or module)? */
 static int tape_preloaded(void)
 {
@@ -559,5 +585,5 @@ __attribute__((constructor(101))) static void tape_ctor(void)
 __attribute__((destructor(101))) static void tape_dtor(void)
 {
   if (atomic_load(&tape.active) && (uint32_t)getpid() == ht_g.pid)
-    ht_tape_stop(UINT64_MAX);
+    ht_tape_stop(atomic_load(&tape_status));
 }

@@ -1,6 +1,8 @@
 #!/bin/sh
 # heaptape tests -- processes: fork with and without follow, exec with and
-# without follow, _exit, abort, SIGKILL (bounded loss), allocating signal handler.
+# without follow (trailer before the image goes), exit status of _exit, exit()
+# and main's return, abort, SIGKILL (bounded loss), allocating signal handler,
+# thread destructors that run after the recorder's.
 . "$(dirname "$0")/record_common.inc"
 P=$PROGS/rec_procs
 
@@ -27,10 +29,39 @@ rec "$T/ef.tape" HEAPTAPE_FOLLOW_EXEC=1 "$P" exec >/dev/null
 ex=$(ls "$T" | grep '^ef.tape\.[0-9]' | head -n 1)
 [ -n "$ex" ] && [ "$(count_size "$T/$ex" 4444)" = 100 ]; ok "exec follow: exec'd image has its own tape ($ex)" $?
 
+# stat_status TAPE: the trailer's exit status from `heaptape stats`.
+stat_status() { "$HEAPTAPE" stats "$1" 2>/dev/null | sed -n 's/.*exit status \([0-9]*\).*/\1/p'; }
+
+out=$(rec "$T/en.tape" "$P" execnow)
+[ "$out" = "execd done" ]; ok "exec at once: program output" $?
+[ "$(count_size "$T/en.tape" 3334)" = 100 ]; ok "exec at once (execvp): every pre-exec event" $?
+"$HEAPTAPE" dump "$T/en.tape" | tail -n 1 | grep -q 'trailer yes'; ok "exec at once: trailer before the exec" $?
+[ "$(ls "$T" | grep -c '^en.tape')" = 1 ]; ok "exec at once: exec'd image not recorded" $?
+rec "$T/enf.tape" HEAPTAPE_FOLLOW_EXEC=1 "$P" execnow >/dev/null
+ex=$(ls "$T" | grep '^enf.tape\.[0-9]' | head -n 1)
+[ "$(count_size "$T/enf.tape" 3334)" = 100 ] && [ -n "$ex" ] && [ "$(count_size "$T/$ex" 4444)" = 100 ]
+ok "exec at once, follow: both images complete ($ex)" $?
+"$HEAPTAPE" dump "$T/enf.tape" | tail -n 1 | grep -q 'trailer yes'; ok "exec at once, follow: first trailer" $?
+out=$(rec "$T/xf.tape" "$P" execfail)
+[ "$out" = "exec failed" ]; ok "failed exec: program goes on" $?
+xf=$(ls "$T" | grep '^xf.tape\.[0-9]' | head -n 1)
+[ "$(count_size "$T/xf.tape" 3335)" = 100 ] && [ -n "$xf" ] && [ "$(count_size "$T/$xf" 3336)" = 100 ]
+ok "failed exec: events before in the tape, after in $xf" $?
+
+rec "$T/xe.tape" "$P" exit; rc=$?
+[ $rc = 5 ] && [ "$(stat_status "$T/xe.tape")" = 5 ]; ok "exit(5): status in the trailer" $?
+[ "$(count_size "$T/xe.tape" 5151)" = 500 ]; ok "exit: all events" $?
+rec "$T/xm.tape" "$P" main; rc=$?
+[ $rc = 6 ] && [ "$(stat_status "$T/xm.tape")" = 6 ]; ok "return 6 from main: status in the trailer" $?
+out=$(rec "$T/kd.tape" "$P" keydtor); rc=$?
+[ $rc = 7 ] && [ "$out" = "keydtor done" ]; ok "late thread destructors, busy thread at exit: no crash" $?
+[ "$(stat_status "$T/kd.tape")" = 7 ] && check "$T/kd.tape" >/dev/null; ok "late destructors: tape orderly, status 7" $?
+
 rec "$T/x.tape" "$P" _exit; rc=$?
 [ $rc = 3 ]; ok "_exit: status kept" $?
 [ "$(count_size "$T/x.tape" 5555)" = 500 ]; ok "_exit: all events" $?
 "$HEAPTAPE" dump "$T/x.tape" | tail -n 1 | grep -q 'trailer yes'; ok "_exit: trailer written" $?
+[ "$(stat_status "$T/x.tape")" = 3 ]; ok "_exit: status 3 in the trailer" $?
 
 rec "$T/a.tape" "$P" abort 2>/dev/null; rc=$?
 [ $rc = 134 ]; ok "abort: dies of SIGABRT" $?

@@ -1,5 +1,6 @@
-/* heaptape tests -- process events: fork (child allocates), exec, _exit,
-** abort, a quiet wait for SIGKILL, and a signal handler that allocates. */
+/* heaptape tests -- process events: fork (child allocates), exec, _exit, exit,
+** abort, SIGKILL, an allocating signal handler, late thread destructors. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,31 @@ static void on_alarm(int sig)
   handled++;
 }
 
+static pthread_key_t key;                  /* keydtor: re-armed every round */
+
+/* Key destructor: free the block, allocate another one, set it again. */
+static void key_dtor(void *v)
+{
+  do_free(v);
+  pthread_setspecific(key, do_malloc(8888));
+}
+
+/* Thread whose destructors allocate in every round, after the recorder's. */
+static void *late_thread(void *arg)
+{
+  (void)arg;
+  pthread_setspecific(key, do_malloc(8888));
+  return NULL;
+}
+
+/* Thread that allocates until the process is gone. */
+static void *busy_thread(void *arg)
+{
+  (void)arg;
+  for (;;) churn(10, 9999, 0);
+  return NULL;
+}
+
 int main(int argc, char **argv)
 {
   const char *mode = argc > 1 ? argv[1] : "fork";
@@ -53,12 +79,42 @@ int main(int argc, char **argv)
     nanosleep(&ts, NULL);
     execl(argv[0], argv[0], "execd", (char *)NULL);
     return 1;
+  } else if (!strcmp(mode, "execnow")) {  /* 100 x 3334, exec at once (execvp) */
+    churn(100, 3334, 0);
+    fflush(stdout);
+    char *av[] = { argv[0], "execd", NULL };
+    execvp(argv[0], av);
+    return 1;
+  } else if (!strcmp(mode, "execfail")) { /* 100 x 3335, failing execl, 100 x 3336 */
+    churn(100, 3335, 0);
+    execl("/nonexistent/heaptape-test", "x", (char *)NULL);
+    churn(100, 3336, 0);
+    printf("exec failed\n");
   } else if (!strcmp(mode, "execd")) {    /* the exec'd image: 100 x 4444 */
     churn(100, 4444, 0);
     printf("execd done\n");
   } else if (!strcmp(mode, "_exit")) {    /* 500 x 5555 kept, then _exit(3) */
     churn(500, 5555, 1);
     _exit(3);
+  } else if (!strcmp(mode, "exit")) {     /* 500 x 5151 kept, exit(5) */
+    churn(500, 5151, 1);
+    exit(5);
+  } else if (!strcmp(mode, "main")) {     /* 500 x 5252 kept, return 6 from main */
+    churn(500, 5252, 1);
+    return 6;
+  } else if (!strcmp(mode, "keydtor")) {  /* destructors past ours; exit with a busy thread */
+    pthread_key_create(&key, key_dtor);
+    for (int i = 0; i < 20; i++) {
+      pthread_t th;
+      pthread_create(&th, NULL, late_thread, NULL);
+      pthread_join(th, NULL);
+    }
+    pthread_t busy;
+    pthread_create(&busy, NULL, busy_thread, NULL);
+    churn(100, 5353, 0);
+    printf("keydtor done\n");
+    fflush(stdout);
+    return 7;
   } else if (!strcmp(mode, "abort")) {    /* 500 x 6666, 300 ms, abort */
     churn(500, 6666, 1);
     struct timespec ts = { 0, 300000000 };
