@@ -11,6 +11,9 @@
 #ifndef HT_DEFAULT_FRAMES
 #define HT_DEFAULT_FRAMES 64
 #endif
+#ifndef HT_DEFAULT_ZSTD
+#define HT_DEFAULT_ZSTD 1
+#endif
 
 HtOptions ht_opt;
 
@@ -41,6 +44,8 @@ static const OptDef opt_table[] = {
     "1: exec'd programs stay preloaded and write their own tape" },
   { "HEAPTAPE_SEED", OPT_SIZE, OFF(seed), 1, 0, UINT64_MAX,
     "seed of the sampling PRNG" },
+  { "HEAPTAPE_ZSTD", OPT_INT, OFF(zstd), HT_DEFAULT_ZSTD, 0, 19,
+    "zstd level of tape packets (writer thread); 0 stores them raw" },
 };
 
 /* -- Logging ---------------------------------------------------------------- */

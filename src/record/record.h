@@ -30,6 +30,7 @@ typedef struct HtOptions {
   int follow_fork;       /* HEAPTAPE_FOLLOW_FORK */
   int follow_exec;       /* HEAPTAPE_FOLLOW_EXEC */
   uint64_t seed;         /* HEAPTAPE_SEED */
+  int zstd;              /* HEAPTAPE_ZSTD: packet compression level */
 } HtOptions;
 
 extern HtOptions ht_opt HT_HIDDEN;

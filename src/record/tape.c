@@ -298,7 +298,7 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   if (tape_buffers() || (ht_g.sample && ht_sampler_init())) goto fail;
   ht_sampler_clear();
   if (!tape.own_body && !(tape.own_body = ht_arena_alloc(HT_BUFBODY))) goto fail;
-  tape.w = ht_writer_new(sink, arg, 1);
+  tape.w = ht_writer_new(sink, arg, ht_opt.zstd);
   tape.dict = ht_dict_new();
   if (!tape.w || !tape.dict) goto fail;
   if ((rc = ht_writer_header(tape.w, info))) goto fail;
