@@ -133,11 +133,7 @@ int cmd_dump(int argc, char **argv)
     return HT_EXIT_USAGE;
   }
   HtReader *r;
-  char err[256];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   dump_header(ht_reader_header(r));
   HtEvent e;
   int rc;
@@ -149,8 +145,7 @@ int cmd_dump(int argc, char **argv)
          " (%" PRIu64 " bytes), truncated %" PRIu64 " bytes, trailer %s\n",
          st->packets, st->events, st->lost, st->damaged, st->damaged_bytes,
          st->truncated_bytes, st->has_trailer ? "yes" : "no");
-  if (st->first_error_off != UINT64_MAX)
-    ht_cli_error("warning: %s: %s", path, st->first_error);
+  ht_cli_warn_damage(path, r);
   ht_reader_close(r);
   if (rc < 0) {
     ht_cli_error("%s: %s", path, heaptape_strerror(rc));

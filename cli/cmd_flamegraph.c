@@ -90,7 +90,7 @@ int cmd_flamegraph(int argc, char **argv)
   }
   rc = HT_EXIT_FAIL;
   HtReader *r;
-  if (ht_vizcli_open(path, &r)) goto done;
+  if (ht_cli_open_tape(path, &r)) goto done;
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = at_ns};
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
@@ -100,7 +100,7 @@ int cmd_flamegraph(int argc, char **argv)
   }
   HtFlame fl;
   int ok = !ht_vizcli_pass(path, &m, NULL);
-  ht_vizcli_warn(path, r);
+  ht_cli_warn_damage(path, r);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && ht_flame_build(&fl, &m)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

@@ -69,10 +69,7 @@ int cmd_heapmap(int argc, char **argv)
   }
   HtReader *r;
   char err[512];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   int rc = HT_EXIT_OK;
   if (ht_heapmap_run(r, png, &o, err, sizeof(err))) {
     if (strchr(err, ':')) ht_cli_error("%s", err);

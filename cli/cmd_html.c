@@ -76,7 +76,7 @@ int cmd_html(int argc, char **argv)
   }
   rc = HT_EXIT_FAIL;
   HtReader *r;
-  if (ht_vizcli_open(path, &r)) goto done;
+  if (ht_cli_open_tape(path, &r)) goto done;
   const HtReadStats *st = ht_reader_stats(r);
   HtHtmlSnaps snaps;
   memset(&snaps, 0, sizeof(snaps));
@@ -91,7 +91,7 @@ int cmd_html(int argc, char **argv)
   }
   HtFlame fl;
   int ok = !ht_vizcli_pass(path, &m, NULL);
-  ht_vizcli_warn(path, r);
+  ht_cli_warn_damage(path, r);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

@@ -57,11 +57,7 @@ int cmd_lifetimes(int argc, char **argv)
   }
   if (!path) { ht_cli_error("lifetimes: no tape given"); goto usage; }
   HtReader *r;
-  char err[256];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   HtLife l;
   int rc = HT_EXIT_OK;
   if (ht_life_run(r, &o, &l)) {

@@ -38,11 +38,7 @@ int cmd_ops(int argc, char **argv)
     return HT_EXIT_USAGE;
   }
   HtReader *r;
-  char err[256];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   FILE *f = out ? fopen(out, "w") : stdout;
   if (!f) {
     ht_cli_error("%s: cannot create (%s)", out, strerror(errno));
@@ -65,9 +61,7 @@ int cmd_ops(int argc, char **argv)
   fprintf(f, "# ops %" PRIu64 " handles %" PRIu64 " live %" PRIu64 " bytes %" PRIu64
           " peak %" PRIu64 " unknown-frees %" PRIu64 "\n", o.nops, o.next_handle - 1,
           o.live_n, o.live_bytes, o.peak, o.unknown_frees);
-  const HtReadStats *st = ht_reader_stats(r);
-  if (st->first_error_off != UINT64_MAX)
-    ht_cli_error("warning: %s: %s", path, st->first_error);
+  ht_cli_warn_damage(path, r);
   int rc = HT_EXIT_OK;
   if (o.oom) { ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); rc = HT_EXIT_FAIL; }
   if ((out ? fclose(f) : fflush(f)) != 0) {

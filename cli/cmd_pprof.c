@@ -48,7 +48,7 @@ static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
                       const char *const *wrappers, size_t nwrap)
 {
   HtReader *r;
-  if (ht_vizcli_open(path, &r)) return -1;
+  if (ht_cli_open_tape(path, &r)) return -1;
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap,
                     .at_ns = mode == HT_INUSE_AT ? at_ns : UINT64_MAX};
   HtModel m;
@@ -65,7 +65,7 @@ static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
     return -1;
   }
   int rc = ht_vizcli_pass(path, &m, &t);
-  ht_vizcli_warn(path, r);
+  ht_cli_warn_damage(path, r);
   if (!rc) {
     pprof_check(path, &m, &t);
     if (!m.by_type[HT_EV_ALLOC])

@@ -119,8 +119,7 @@ int cmd_replay(int argc, char **argv)
 
   HtReader *r;
   char err[512];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
+  if (ht_cli_open_tape(path, &r)) {
     rc = HT_EXIT_FAIL;
     goto out;
   }

@@ -60,18 +60,10 @@ static void report_progress(void *arg, uint64_t done, uint64_t total)
 }
 
 /* Print the one-line damage warning of a reader, if any. */
-static void report_warn(const char *path, const HtReadStats *st, char *buf, size_t len)
+static void report_warn(const char *path, const HtReader *r, char *buf, size_t len)
 {
-  buf[0] = 0;
-  if (st->first_error_off == UINT64_MAX) return;
-  int n = snprintf(buf, len, "%s", st->first_error);
-  if (st->truncated_bytes && strstr(st->first_error, "truncated") && n > 0 &&
-      (size_t)n < len && !strstr(buf, " lost"))
-    n += snprintf(buf + n, len - (size_t)n, " lost");
-  if (st->damaged && n > 0 && (size_t)n < len)
-    snprintf(buf + n, len - (size_t)n, "; %llu damaged packets (%llu bytes) skipped",
-             (unsigned long long)st->damaged, (unsigned long long)st->damaged_bytes);
-  ht_cli_error("warning: %s: %s", path, buf);
+  ht_cli_damage(r, buf, len);
+  if (buf[0]) ht_cli_error("warning: %s: %s", path, buf);
 }
 
 /* Parse a non-negative number of seconds into ns; -1 if malformed. */
@@ -176,9 +168,7 @@ int cmd_report(int argc, char **argv)
   o.path = path;
 
   HtReader *r;
-  char err[256];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
+  if (ht_cli_open_tape(path, &r)) {
     free(wrappers);
     return HT_EXIT_FAIL;
   }
@@ -203,7 +193,7 @@ int cmd_report(int argc, char **argv)
   ht_model_run(&m);  /* out of memory still reports what it has (m.oom) */
   if (pg.shown) fputs("\r\033[K", stderr);
   char warn[400];
-  report_warn(path, ht_reader_stats(r), warn, sizeof(warn));
+  report_warn(path, r, warn, sizeof(warn));
   o.warning = warn[0] ? warn : NULL;
   if (memprof) ht_report_memprof(stdout, &m, &o);
   else if (json) ht_report_json(stdout, &m, &o);

@@ -125,11 +125,7 @@ int cmd_stats(int argc, char **argv)
     return HT_EXIT_USAGE;
   }
   HtReader *r;
-  char err[256];
-  if (ht_reader_open(&r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   HtModelOpts mo = {.at_ns = UINT64_MAX, .arg = &t0,
@@ -142,10 +138,7 @@ int cmd_stats(int argc, char **argv)
   }
   ht_model_run(&m);
   if (t0.tv_nsec == -1) fputs("\r\033[K", stderr);
-  const HtReadStats *st = ht_reader_stats(r);
-  if (st->first_error_off != UINT64_MAX)
-    ht_cli_error("warning: %s: %s%s", path, st->first_error,
-                 st->truncated_bytes && strstr(st->first_error, "truncated") ? " lost" : "");
+  ht_cli_warn_damage(path, r);
   stats_print(path, r, &m);
   int failed = fflush(stdout) != 0;
   ht_model_free(&m);

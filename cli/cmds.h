@@ -3,6 +3,8 @@
 #ifndef HT_CMDS_H
 #define HT_CMDS_H
 
+#include <stddef.h>
+
 /* Exit statuses: 0 success, 1 the job failed, 2 bad usage. */
 enum { HT_EXIT_OK = 0, HT_EXIT_FAIL = 1, HT_EXIT_USAGE = 2 };
 
@@ -17,6 +19,14 @@ int cmd_heapmap(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_html(int argc, char **argv);
+
+struct HtReader;
+/* Open a tape; on failure print "heaptape: <path>: <problem>", return -1. */
+int ht_cli_open_tape(const char *path, struct HtReader **r);
+/* The damage of a tape as one line (what, where, how much), "" if none. */
+void ht_cli_damage(const struct HtReader *r, char *buf, size_t len);
+/* Print "heaptape: warning: <path>: <damage>" if the tape is damaged. */
+void ht_cli_warn_damage(const char *path, const struct HtReader *r);
 
 /* Print "heaptape: <fmt>" and a newline to stderr. */
 void ht_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "../src/format/reader.h"
 
 typedef struct Cmd {
   const char *name;          /* subcommand word */
@@ -35,6 +36,35 @@ void ht_cli_error(const char *fmt, ...)
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+}
+
+/* Open a tape or say why not. */
+int ht_cli_open_tape(const char *path, HtReader **r)
+{
+  char err[256];
+  if (!ht_reader_open(r, path, err, sizeof(err))) return 0;
+  ht_cli_error("%s: %s", path, err);
+  return -1;
+}
+
+/* The damage of a tape as one line. */
+void ht_cli_damage(const HtReader *r, char *buf, size_t len)
+{
+  const HtReadStats *st = ht_reader_stats(r);
+  buf[0] = 0;
+  if (st->first_error_off == UINT64_MAX) return;
+  int n = snprintf(buf, len, "%s", st->first_error);
+  if (st->damaged && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, "; %llu damaged packets (%llu bytes) skipped",
+             (unsigned long long)st->damaged, (unsigned long long)st->damaged_bytes);
+}
+
+/* Print the damage warning of a tape, if any. */
+void ht_cli_warn_damage(const char *path, const HtReader *r)
+{
+  char buf[320];
+  ht_cli_damage(r, buf, sizeof(buf));
+  if (buf[0]) ht_cli_error("warning: %s: %s", path, buf);
 }
 
 /* List the subcommands. */

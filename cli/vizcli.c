@@ -9,30 +9,6 @@
 #include "vizcli.h"
 #include "../include/heaptape.h"
 
-/* Open a tape or say why not. */
-int ht_vizcli_open(const char *path, HtReader **r)
-{
-  char err[256];
-  if (ht_reader_open(r, path, err, sizeof(err))) {
-    ht_cli_error("%s: %s", path, err);
-    return -1;
-  }
-  return 0;
-}
-
-/* Print the damage warning of a reader, if any. */
-void ht_vizcli_warn(const char *path, const HtReader *r)
-{
-  const HtReadStats *st = ht_reader_stats(r);
-  if (st->first_error_off == UINT64_MAX) return;
-  if (st->damaged)
-    ht_cli_error("warning: %s: %s; %llu damaged packets (%llu bytes) skipped", path,
-                 st->first_error, (unsigned long long)st->damaged,
-                 (unsigned long long)st->damaged_bytes);
-  else
-    ht_cli_error("warning: %s: %s", path, st->first_error);
-}
-
 /* Parse seconds into ns. */
 int ht_vizcli_seconds(const char *s, uint64_t *ns)
 {

@@ -8,10 +8,6 @@
 #include "../src/analyze/model.h"
 #include "../src/output/tally.h"
 
-/* Open a tape; on failure prints "heaptape: <path>: <problem>" and returns -1. */
-int ht_vizcli_open(const char *path, HtReader **r);
-/* Print the damage warning of a reader, if any (one line). */
-void ht_vizcli_warn(const char *path, const HtReader *r);
 /* Parse seconds (>= 0) into ns; -1 if malformed. */
 int ht_vizcli_seconds(const char *s, uint64_t *ns);
 /* One pass feeding every event to the model and, if t is not NULL, to the

@@ -389,7 +389,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       uint64_t next = packet_resync(r, off);
       if (next >= r->size) {
         r->st.truncated_bytes = r->size - off;
-        reader_damage(r, off, "truncated: %llu bytes after the last whole packet",
+        reader_damage(r, off, "truncated: %llu bytes after the last whole packet lost",
                       (unsigned long long)(r->size - off));
         break;
       }
