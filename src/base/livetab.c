@@ -1,34 +1,12 @@
 /* heaptape -- live-block table: open addressing over address-keyed slots with
 ** the payload inline, load at most one half, backward-shift deletion. */
 #include <stdlib.h>
-#include <sys/mman.h>
 #include "livetab.h"
-
-#define LIVE_HUGE_BYTES (2u << 20) /* tables this large come from mmap + THP */
 
 /* Key of slot i. */
 static inline uint64_t *live_key(const HtLive *t, size_t i)
 {
   return (uint64_t *)(t->slot + i * t->stride);
-}
-
-/* Zeroed slot memory; big tables ask for transparent huge pages (each probe
-** of a big table would otherwise also miss the TLB). */
-static uint8_t *live_alloc(size_t bytes)
-{
-  if (bytes < LIVE_HUGE_BYTES) return calloc(1, bytes);
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  madvise(p, bytes, MADV_HUGEPAGE);
-  return p;
-}
-
-/* Release slot memory from live_alloc. */
-static void live_release(uint8_t *p, size_t bytes)
-{
-  if (!p) return;
-  if (bytes < LIVE_HUGE_BYTES) free(p);
-  else munmap(p, bytes);
 }
 
 /* Set up an empty table. */
@@ -42,7 +20,7 @@ void ht_live_init(HtLive *t, size_t payload)
 /* Free the slots. */
 void ht_live_free(HtLive *t)
 {
-  if (t->slot) live_release(t->slot, (t->mask + 1) * t->stride);
+  if (t->slot) ht_table_free(t->slot, (t->mask + 1) * t->stride);
   t->slot = NULL;
   t->mask = 0;
   t->count = 0;
@@ -53,7 +31,7 @@ void ht_live_free(HtLive *t)
 static int live_grow(HtLive *t)
 {
   size_t n = t->slot ? (t->mask + 1) * 2 : 64;
-  uint8_t *s = live_alloc(n * t->stride);
+  uint8_t *s = ht_table_alloc(n * t->stride);
   if (!s) return -1;
   for (size_t i = 0; t->slot && i <= t->mask; i++) {
     uint64_t k = *live_key(t, i);
@@ -62,7 +40,7 @@ static int live_grow(HtLive *t)
     while (*(uint64_t *)(s + j * t->stride)) j = (j + 1) & (n - 1);
     memcpy(s + j * t->stride, live_key(t, i), t->stride);
   }
-  if (t->slot) live_release(t->slot, (t->mask + 1) * t->stride);
+  if (t->slot) ht_table_free(t->slot, (t->mask + 1) * t->stride);
   t->slot = s;
   t->mask = n - 1;
   return 0;

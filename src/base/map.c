@@ -5,27 +5,26 @@
 #include <sys/mman.h>
 #include "map.h"
 
-#define MAP_HUGE_BYTES (2u << 20) /* tables this large ask for huge pages */
+#define HUGE_BYTES (2u << 20) /* tables this large come from mmap + THP */
 
-/* Zeroed slots; large tables come from mmap (already zero) and ask for
-** transparent huge pages, since every probe of a big table is otherwise
-** also a TLB miss. */
-static HtMapSlot *map_slots(size_t n)
+/* Zeroed memory for a hash table; big tables come from mmap (already zero)
+** and ask for transparent huge pages, since every probe of a big table is
+** otherwise also a TLB miss. */
+void *ht_table_alloc(size_t bytes)
 {
-  size_t bytes = n * sizeof(HtMapSlot);
-  if (bytes < MAP_HUGE_BYTES) return calloc(n, sizeof(HtMapSlot));
+  if (bytes < HUGE_BYTES) return calloc(1, bytes);
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
   madvise(p, bytes, MADV_HUGEPAGE);
   return p;
 }
 
-/* Release slots from map_slots. */
-static void map_slots_free(HtMapSlot *p, size_t n)
+/* Release memory from ht_table_alloc. */
+void ht_table_free(void *p, size_t bytes)
 {
   if (!p) return;
-  if (n * sizeof(HtMapSlot) < MAP_HUGE_BYTES) free(p);
-  else munmap(p, n * sizeof(HtMapSlot));
+  if (bytes < HUGE_BYTES) free(p);
+  else munmap(p, bytes);
 }
 
 /* Allocate an empty table with room for hint keys. */
@@ -33,7 +32,7 @@ int ht_map_init(HtMap *m, size_t hint)
 {
   size_t n = 16;
   while (n < hint * 2) n <<= 1;
-  m->slot = map_slots(n);
+  m->slot = ht_table_alloc(n * sizeof(HtMapSlot));
   m->mask = n - 1;
   m->count = 0;
   m->has_zero = 0;
@@ -44,7 +43,7 @@ int ht_map_init(HtMap *m, size_t hint)
 /* Release the table. */
 void ht_map_free(HtMap *m)
 {
-  map_slots_free(m->slot, m->mask + 1);
+  ht_table_free(m->slot, (m->mask + 1) * sizeof(HtMapSlot));
   m->slot = NULL;
   m->mask = 0;
   m->count = 0;
@@ -63,7 +62,7 @@ void ht_map_clear(HtMap *m)
 static int map_grow(HtMap *m)
 {
   size_t n = m->slot ? (m->mask + 1) * 2 : 16;
-  HtMapSlot *t = map_slots(n);
+  HtMapSlot *t = ht_table_alloc(n * sizeof(HtMapSlot));
   if (!t) return -1;
   for (size_t i = 0; m->slot && i <= m->mask; i++) {
     uint64_t k = m->slot[i].key;
@@ -72,7 +71,7 @@ static int map_grow(HtMap *m)
     while (t[j].key) j = (j + 1) & (n - 1);
     t[j] = m->slot[i];
   }
-  map_slots_free(m->slot, m->mask + 1);
+  ht_table_free(m->slot, (m->mask + 1) * sizeof(HtMapSlot));
   m->slot = t;
   m->mask = n - 1;
   return 0;

@@ -27,6 +27,10 @@ HT_INLINE uint64_t ht_hash64(uint64_t x)
   return x ^ (x >> 33);
 }
 
+/* Zeroed memory for big tables (mmap + transparent huge pages), and its release. */
+void *ht_table_alloc(size_t bytes) HT_HIDDEN;
+void ht_table_free(void *p, size_t bytes) HT_HIDDEN;
+
 int ht_map_init(HtMap *m, size_t hint) HT_HIDDEN;   /* 0 or -1 (OOM) */
 void ht_map_free(HtMap *m) HT_HIDDEN;
 /* Remove every key, keeping the slots. */
