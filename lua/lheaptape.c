@@ -109,7 +109,7 @@ typedef struct LhLoc {
 /* A frame cache entry: the location of a bytecode position. */
 typedef struct LhFrame {
   const void *pc;          /* saved/return pc, or line << 1 | 1 (LuaJIT) */
-  const void *proto;       /* the function's prototype */
+  const void *proto;       /* with a line: the prototype's bytecode; else NULL */
   uint64_t id;             /* interned location */
   uint64_t gen;            /* lh.gen when stored; any other value = empty */
 } LhFrame;
@@ -237,21 +237,22 @@ static uint64_t lh_lua(const lua_Debug *ar)
 }
 
 /* -- Frame cache -------------------------------------------------------------
-** A Lua frame is identified by its position in bytecode, (pc, proto): the
-** saved or return pc and the function's prototype (Lua 5.4: Proto*; LuaJIT:
-** the prototype's bytecode start). Its location (chunk, line, line defined)
-** is a function of that pair, so it is computed once through lua_getinfo and
-** then read from this 2-way cache. A prototype's memory can be reused after
+** A Lua frame is identified by its position in bytecode: the saved pc (Lua
+** 5.4) or the return pc (LuaJIT) points into one prototype's code, so its
+** location (chunk, line, line defined) is a function of that pointer. When
+** LuaJIT gives no pc (the innermost frame, a frame below a C function) the
+** key is (line, prototype's bytecode start) after lua_getinfo "l". Each key's
+** location is computed once through lua_getinfo "Sl" and then read from this
+** 2-way cache. A prototype's memory can be reused after
 ** it is collected: every free of a prototype (recognised by its type tag
 ** before the real free) bumps the generation, which empties the cache.
 */
 
-/* Cache index of (pc, proto). */
+/* Cache index of (pc, proto): cheap, as pcs are 4-byte aligned and spread. */
 static inline uint32_t lh_fc_slot(const void *pc, const void *proto)
 {
-  uint64_t h = ((uint64_t)(uintptr_t)pc ^ ((uint64_t)(uintptr_t)proto << 7)) *
-               0x9e3779b97f4a7c15ULL;
-  return (uint32_t)(h >> (64 - LH_FC_BITS)) & ~1u;
+  uintptr_t h = (uintptr_t)pc ^ ((uintptr_t)proto >> 3);
+  return (uint32_t)((h >> 2) ^ (h >> 14)) & ((1u << LH_FC_BITS) - 2);
 }
 
 /* Cached location of (pc, proto), or 0. */
@@ -286,18 +287,18 @@ static void lh_fc_put(const void *pc, const void *proto, uint64_t id)
 static uint64_t lh_jit_lua(lua_State *co, const uint64_t *stack, const uint64_t *f,
                            const uint64_t *nf, const uint8_t *fn)
 {
-  const void *proto = LH_RD(const void *, fn, LJ_FN_PC), *pc;
+  const void *proto = NULL, *pc;
+  uint64_t id;
   lua_Debug ar;
-  memset(&ar, 0, sizeof(ar));
   ar.i_ci = (int)(((nf - f) << 16) + (f - stack));
   if (nf != f && (nf[0] & LJ_FRAME_TYPE) == LJ_FRAME_LUA) {
     pc = (const void *)(uintptr_t)nf[0];           /* return pc into fn */
   } else {                                        /* innermost, or below C */
     if (!lua_getinfo(co, "l", &ar)) return 0;
     pc = (const void *)(uintptr_t)((uint64_t)(uint32_t)ar.currentline << 1 | 1);
+    proto = LH_RD(const void *, fn, LJ_FN_PC);
+    if ((id = lh_fc_get(pc, proto))) return id;
   }
-  uint64_t id = lh_fc_get(pc, proto);
-  if (id) return id;
   if (!lua_getinfo(co, "Sl", &ar)) return 0;
   id = lh_lua(&ar);
   lh_fc_put(pc, proto, id);
@@ -314,14 +315,15 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
     const uint8_t *fn = (const uint8_t *)(uintptr_t)(f[-1] & LJ_GCMASK);
     uint64_t link = f[0];
     if (!pseudo && fn != (const uint8_t *)co) {    /* not a dummy frame */
-      int ffid = fn[LJ_FN_FFID];
-      if (ffid == 0) {
-        uint64_t id = lh_jit_lua(co, stack, f, nf, fn);
-        if (!id) break;
+      uint64_t id;
+      if (nf != f && (nf[0] & LJ_FRAME_TYPE) == LJ_FRAME_LUA &&  /* f is Lua */
+          (id = lh_fc_get((const void *)(uintptr_t)nf[0], NULL))) {
         ids[n++] = id;
-      } else if (ffid == 1) {
-        uint64_t id = lh_cfunc(LH_RD(lua_CFunction, fn, LJ_FN_CF));
-        if (id) ids[n++] = id;
+      } else if (fn[LJ_FN_FFID] == 0) {
+        if (!(id = lh_jit_lua(co, stack, f, nf, fn))) break;
+        ids[n++] = id;
+      } else if (fn[LJ_FN_FFID] == 1) {
+        if ((id = lh_cfunc(LH_RD(lua_CFunction, fn, LJ_FN_CF)))) ids[n++] = id;
       }
     }
     pseudo = (link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG;
@@ -436,14 +438,12 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n, int ref)
         if (pc && (pc[-1] & 0x7f) == L54_OP_TAILCALL) continue;  /* replaced frame */
       }
       first_lua = 0;
-      const void *proto = LH_RD(const void *, LH_RD(const uint8_t *, func, 0), L54_LCL_P);
-      uint64_t id = ref ? 0 : lh_fc_get(pc, proto);
+      uint64_t id = ref ? 0 : lh_fc_get(pc, NULL);
       if (!id) {
-        memset(&ar, 0, sizeof(ar));
         ar.i_ci = (struct CallInfo *)ci;
         if (!lua_getinfo(co, "Sl", &ar)) break;
         id = lh_lua(&ar);
-        if (!ref) lh_fc_put(pc, proto, id);
+        if (!ref) lh_fc_put(pc, NULL, id);
       }
       ids[n++] = id;
     } else if (tag == L54_VLCF || tag == L54_VCCL) {
