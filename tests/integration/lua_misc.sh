@@ -1,5 +1,6 @@
 # heaptape tests -- the Lua module: coroutines, errors, GC, JIT on/off, dump,
-# auto-stop after N seconds, a short stress loop; both VMs.
+# auto-stop after N seconds, a short stress loop, the fast frame walk against
+# the debug API (HEAPTAPE_LUA_CHECK) with prototypes reused after GC; both VMs.
 : "${HT_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${HT_BUILD:=$HT_ROOT/build}"
 : "${HEAPTAPE:=$HT_BUILD/heaptape}"
@@ -25,6 +26,16 @@ for vm in 5.4:lua5.4 jit:luajit; do
   else
     grep -q '^@coro.lua:7: 400 events' "$T/c.$d"; ok "5.4: wrap body line 7 exact (400 events)" $?
   fi
+  # the fast frame walk and its (pc -> location) cache against the debug API
+  for s in reuse coro; do
+    out=$(HEAPTAPE_LUA_CHECK=1 run $s.lua "$T/chk.$s.$d.tape" 2>&1 | grep 'lua walk check')
+    echo "$out" | grep -q 'check: [1-9][0-9]* events, 0 mismatches'
+    ok "$d: $s.lua: fast walk equals lua_getinfo's ($out)" $?
+  done
+  "$HEAPTAPE" report --memprof "$T/chk.reuse.$d.tape" > "$T/ru.$d" 2>&1
+  n=0; for k in 0 1 2 3 4 5; do grep -q "@reuse$k:$((k + 1))\b" "$T/ru.$d" || \
+    { "$HEAPTAPE" report "$T/chk.reuse.$d.tape" 2>/dev/null | grep -q "@reuse$k:$((k + 1))\$"; } && n=$((n + 1)); done
+  ok "$d: each reused chunk on its own line ($n of 6)" $([ "$n" = 6 ]; echo $?)
   run dump.lua "$T/dump.$d"; ok "$d: dump script" $?
   "$HEAPTAPE" report --dump "$T/dump.$d" > "$T/dr.$d" 2>&1; ok "$d: report --dump" $?
   n=$(grep -c '^O	LJ_TSTR	.*	dumpstr' "$T/dump.$d"); ok "$d: dump has the 1000 strings ($n)" $([ "$n" -ge 1000 ]; echo $?)
