@@ -18,6 +18,7 @@ static const Cmd cmds[] = {
   {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
+  {"symbolize", cmd_symbolize, "append symbols to a tape recorded without `heaptape record`"},
   {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)"},
   {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks"},
   {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites"},

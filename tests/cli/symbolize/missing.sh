@@ -1,0 +1,1 @@
+"$HEAPTAPE" symbolize /nonexistent/x.tape 2>&1

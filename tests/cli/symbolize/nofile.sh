@@ -1,0 +1,1 @@
+"$HEAPTAPE" symbolize 2>/dev/null
