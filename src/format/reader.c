@@ -451,7 +451,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     off += n;
   }
-  qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
+  if (r->npk) qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
   else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
   return 0;
