@@ -1020,7 +1020,7 @@ size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out)
   uint64_t *i = ht_map_get(&r->symmap, ip);
   if (!i) { *out = NULL; return 0; }
   const SymEntry *e = &r->symtab[*i - 1];
-  *out = &r->syms[e->first];
+  *out = e->n ? &r->syms[e->first] : NULL; /* a symbol may have no frames */
   return e->n;
 }
 
