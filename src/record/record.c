@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,8 +21,8 @@ HtGlobal ht_g;
 static pthread_key_t rec_key;        /* runs rec_key_dtor at thread exit */
 static _Atomic uint64_t rec_count;   /* thread records claimed (seeds PRNGs) */
 
-#define REC_SLOTS (1u << 15)         /* stack tree hash slots per thread */
-#define REC_NODES (REC_SLOTS / 2)    /* nodes before the tree restarts */
+#define REC_SLOTS (1u << 15)         /* initial stack tree hash slots per thread */
+#define REC_SLOTS_MAX (1u << 21)     /* the tree grows to this, then restarts */
 /* Room reserved once per event: RESET, STACK, TIME and two ALLOC/FREE. */
 #define REC_NEED(n) (1 + 1 + 2 * HT_ULEB_MAX + (size_t)(n) * HT_ULEB_MAX + \
                      1 + HT_ULEB_MAX + 2 * HT_REC_MAX)
@@ -80,7 +81,7 @@ void ht_record_thread_init(ThreadRec *t)
   ht_stream_init(&t->st, t->buf->body, HT_BUFBODY, ht_g.pid, t->tid, rec_flush, t);
   t->st.ts_prev = t->st.ts0 = ht_clock_coarse();
   ht_stream_stack_reset(&t->st);       /* the kernel may reuse a dead tid */
-  if (t->next_id > 1 || !t->next_id) memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+  if (t->next_id > 1 || !t->next_id) memset(t->nodes, 0, ((size_t)t->nodes_mask + 1) * sizeof(StackNode));
   t->next_id = 1;
   t->prev_n = 0;
   t->reset_pending = 0;
@@ -240,6 +241,27 @@ HT_INLINE StackNode *rec_slot(ThreadRec *t, uint32_t parent, uint64_t value)
   }
 }
 
+/* Double t's stack tree table (rare: a few times in a thread's life, so the
+** mmap is acceptable off the common path); 0, or -1 when it cannot grow. A
+** program with many distinct stacks then keeps its ids instead of restarting
+** the tree and defining every node again. */
+static int rec_tree_grow(ThreadRec *t)
+{
+  size_t n = ((size_t)t->nodes_mask + 1) * 2;
+  if (n > REC_SLOTS_MAX) return -1;
+  StackNode *old = t->nodes, *nn = mmap(NULL, n * sizeof(StackNode),
+      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (nn == MAP_FAILED) return -1;
+  size_t on = (size_t)t->nodes_mask + 1;
+  t->nodes = nn;
+  t->nodes_mask = (uint32_t)n - 1;
+  for (size_t i = 0; i < on; i++)
+    if (old[i].value) *rec_slot(t, old[i].parent, old[i].value) = old[i];
+  if (t->nodes_mapped) munmap(old, on * sizeof(StackNode));
+  t->nodes_mapped = 1; /* (an initial arena table is not returned) */
+  return 0;
+}
+
 /* Map a stack (values outermost first) to its leaf id, defining new nodes. */
 static uint32_t rec_stack(ThreadRec *t, const uint64_t *v, uint32_t n)
 {
@@ -254,9 +276,9 @@ static uint32_t rec_stack(ThreadRec *t, const uint64_t *v, uint32_t n)
     t->prev_val[i] = v[i];
   }
   if (i < n) {                          /* the rest is new: one STACK record */
-    if (t->next_id + (n - i) > REC_NODES) {
+    if (t->next_id + (n - i) > (t->nodes_mask + 1) / 2 && rec_tree_grow(t)) {
       ht_stream_stack_reset(&t->st);
-      memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+      memset(t->nodes, 0, ((size_t)t->nodes_mask + 1) * sizeof(StackNode));
       t->next_id = 1;
       i = 0;
       parent = 0;
@@ -299,7 +321,7 @@ HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
   if (HT_UNLIKELY(t->reset_pending)) {
     t->reset_pending = 0;
     ht_stream_stack_reset(&t->st);
-    memset(t->nodes, 0, REC_SLOTS * sizeof(StackNode));
+    memset(t->nodes, 0, ((size_t)t->nodes_mask + 1) * sizeof(StackNode));
     t->next_id = 1;
     t->prev_n = 0;
   }

@@ -81,6 +81,7 @@ typedef struct ThreadRec {
   uint64_t lost;         /* events dropped, not yet reported */
   StackNode *nodes;      /* stack tree hash table */
   uint32_t nodes_mask;   /* slots - 1 */
+  int nodes_mapped;      /* nodes came from mmap (grown), not the arena */
   uint32_t next_id;      /* next stack id to define */
   uint32_t prev_n;       /* frames of the previous stack */
   uint64_t prev_val[HT_MAXFRAMES]; /* previous stack, outermost first */
