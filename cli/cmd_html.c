@@ -90,7 +90,7 @@ int cmd_html(int argc, char **argv)
     goto done;
   }
   HtFlame fl;
-  int ok = !ht_vizcli_pass(path, &m, NULL);
+  int ok = !ht_vizcli_pass(path, &m);
   ht_cli_warn_damage(path, r);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {

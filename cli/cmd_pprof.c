@@ -31,43 +31,28 @@ static int pprof_bad(const char *what, const char *arg)
   return HT_EXIT_USAGE;
 }
 
-/* Whether the tally agrees with the model (it must: same weighing rules). */
-static void pprof_check(const char *path, const HtModel *m, const HtTally *t)
-{
-  uint64_t inuse = t->mode == HT_INUSE_PEAK ? m->peak
-                 : t->mode == HT_INUSE_AT ? m->at_heap : m->heap;
-  if (t->allocs != m->allocs || t->bytes != m->bytes || t->inuse != inuse)
-    ht_cli_error("warning: %s: profile totals differ from the report "
-                 "(allocs %" PRIu64 "/%" PRIu64 ", bytes %" PRIu64 "/%" PRIu64
-                 ", inuse %" PRIu64 "/%" PRIu64 ")", path, t->allocs, m->allocs,
-                 t->bytes, m->bytes, t->inuse, inuse);
-}
-
 /* Read one tape into the profile; 0 or -1 (message printed). */
 static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
                       const char *const *wrappers, size_t nwrap)
 {
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return -1;
-  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap,
+  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .split = 1,
                     .at_ns = mode == HT_INUSE_AT ? at_ns : UINT64_MAX};
   HtModel m;
-  HtTally t;
+  HtTally t = {0};
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     ht_reader_close(r);
     return -1;
   }
-  if (ht_tally_init(&t, mode, at_ns)) {
-    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
-    ht_model_free(&m);
-    ht_reader_close(r);
-    return -1;
-  }
-  int rc = ht_vizcli_pass(path, &m, &t);
+  int rc = ht_vizcli_pass(path, &m);
   ht_cli_warn_damage(path, r);
+  if (!rc && ht_tally_from_model(&t, &m, mode)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    rc = -1;
+  }
   if (!rc) {
-    pprof_check(path, &m, &t);
     if (!m.by_type[HT_EV_ALLOC])
       ht_cli_error("warning: %s: no allocations on the tape", path);
     const HtHeader *h = ht_reader_header(r);

@@ -63,12 +63,13 @@ static void recpprof_snapshot(RecPprof *rp)
   HtReader *r;
   char err[512];
   if (ht_reader_open(&r, rp->tape, err, sizeof(err))) return;  /* not written yet */
-  HtTally t;
-  if (ht_tally_init(&t, HT_INUSE_END, 0)) { ht_reader_close(r); return; }
-  t.since_ns = rp->since;
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .since_ns = rp->since};
+  HtModel m;
+  HtTally t = {0};
+  if (ht_model_init(&m, r, &mo)) { ht_reader_close(r); return; }
   HtEvent ev;
   while (ht_reader_next(r, &ev) > 0) {
-    ht_tally_event(&t, &ev);
+    ht_model_event(&m, &ev);
     if (ev.type == HT_EV_MODULE && rp->sym && !ht_map_get(&rp->declared, ev.addr)) {
       char path[4096];
       size_t n = ev.len < sizeof(path) - 1 ? ev.len : sizeof(path) - 1;
@@ -79,9 +80,9 @@ static void recpprof_snapshot(RecPprof *rp)
       ht_map_put(&rp->declared, ev.addr, 1);
     }
   }
-  ht_tally_finish(&t);
+  ht_model_finish(&m);
   const HtHeader *h = ht_reader_header(r);
-  HtPprof *p = ht_pprof_new();
+  HtPprof *p = ht_tally_from_model(&t, &m, HT_INUSE_END) ? NULL : ht_pprof_new();
   HtPprofSrc src = {.r = r, .t = &t, .sym = recpprof_sym, .sym_arg = rp,
                     .time_ns = h->start_ns + t.last_ts,
                     .duration_ns = t.last_ts - (rp->since < t.last_ts ? rp->since : t.last_ts)};
@@ -97,6 +98,7 @@ static void recpprof_snapshot(RecPprof *rp)
   rp->since = t.last_ts;
   ht_pprof_destroy(p);
   ht_tally_free(&t);
+  ht_model_free(&m);
   ht_reader_close(r);
 }
 

@@ -19,20 +19,10 @@ int ht_vizcli_seconds(const char *s, uint64_t *ns)
   return 0;
 }
 
-/* One pass into the model and the tally. */
-int ht_vizcli_pass(const char *path, HtModel *m, HtTally *t)
+/* One pass into the model. */
+int ht_vizcli_pass(const char *path, HtModel *m)
 {
-  if (!t) ht_model_run(m); /* its lookahead ring prefetches the live table */
-  else {
-    HtEvent ev;
-    while (ht_reader_next(m->r, &ev) > 0) {
-      ht_model_event(m, &ev);
-      ht_tally_event(t, &ev);
-    }
-    ht_model_finish(m);
-    ht_tally_finish(t);
-  }
-  if (m->oom || (t && t->oom)) {
+  if (ht_model_run(m)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     return -1;
   }

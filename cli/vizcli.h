@@ -10,9 +10,9 @@
 
 /* Parse seconds (>= 0) into ns; -1 if malformed. */
 int ht_vizcli_seconds(const char *s, uint64_t *ns);
-/* One pass feeding every event to the model and, if t is not NULL, to the
-** tally; finishes both. Returns 0, or -1 after printing an error. */
-int ht_vizcli_pass(const char *path, HtModel *m, HtTally *t);
+/* One pass of the model over its tape (finished). Returns 0, or -1 after
+** printing an error. */
+int ht_vizcli_pass(const char *path, HtModel *m);
 /* "--flag=value" or "--flag value": the value of option i, advancing *i;
 ** NULL (after an error) if missing. Sets *name to the bare flag. */
 const char *ht_vizcli_optval(int argc, char **argv, int *i, const char *cmd);

@@ -131,11 +131,20 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 
 /* -- Sites and threads ---------------------------------------------------- */
 
-/* Index of the site of a stack, created if new; UINT32_MAX on OOM. */
-static uint32_t model_site(HtModel *m, uint32_t stack)
+/* Index of the site of an allocation, created if new; UINT32_MAX on OOM.
+** A site is a stack, or with o.split a (stack, thread, domain). */
+static uint32_t model_site(HtModel *m, const HtEvent *ev)
 {
-  uint64_t *v = ht_map_get(&m->site_of, stack);
-  if (v) return (uint32_t)*v;
+  uint32_t stack = ev->stack, tid = m->o.split ? ev->tid : 0;
+  unsigned rt = m->o.split && (ev->kind & HT_K_DOMAIN_RT);
+  uint64_t key = stack;
+  if (m->o.split) /* thread ids are below 2^22; hash collisions probe on */
+    key = ht_hash64((uint64_t)stack | (uint64_t)tid << 32 | (uint64_t)rt << 63);
+  uint64_t *v;
+  for (; (v = ht_map_get(&m->site_of, key)); key++) {
+    const HtSite *s = &m->site[*v];
+    if (s->stack == stack && s->tid == tid && s->rt == rt) return (uint32_t)*v;
+  }
   uint32_t loc = model_loc_of_stack(m, stack);
   if (loc == HT_LOC_NONE) return UINT32_MAX;
   if (model_grow(m, (void **)&m->site, m->nsite, &m->csite, sizeof(HtSite)))
@@ -144,9 +153,11 @@ static uint32_t model_site(HtModel *m, uint32_t stack)
   HtSite *s = &m->site[id];
   memset(s, 0, sizeof(*s));
   s->stack = stack;
+  s->tid = tid;
+  s->rt = (uint8_t)rt;
   s->loc = loc;
   s->stamp = m->epoch;
-  if (ht_map_put(&m->site_of, stack, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
+  if (ht_map_put(&m->site_of, key, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
   return id;
 }
 
@@ -198,7 +209,7 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   m->by_kind[k]++;
   unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
   m->hist[lg]++;
-  uint32_t si = model_site(m, ev->stack);
+  uint32_t si = model_site(m, ev);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
   int is_realloc = k == HT_K_REALLOC && t->pend;
@@ -219,6 +230,10 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   }
   s->f.allocs += n;
   s->f.bytes += w;
+  if (ev->ts >= m->o.since_ns) {
+    s->recent += n;
+    s->recent_bytes += w;
+  }
   m->allocs += n;
   m->bytes += w;
   t->allocs += n;
@@ -449,7 +464,7 @@ int ht_model_run(HtModel *m)
     int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
     if (plain) {
       ht_live_prefetch(&m->live, ev->addr);
-      if (ev->type == HT_EV_ALLOC) ht_map_prefetch(&m->site_of, ev->stack);
+      if (ev->type == HT_EV_ALLOC && !m->o.split) ht_map_prefetch(&m->site_of, ev->stack);
       n++;
     }
     /* Apply events leaving the ring: all of them at a barrier or the end. */

@@ -50,6 +50,10 @@ typedef struct HtFig {
 /* One allocation stack. */
 typedef struct HtSite {
   uint32_t stack;            /* global stack id (0 = no frames) */
+  uint32_t tid;              /* thread (split sites only, else 0) */
+  uint8_t rt;                /* runtime domain (split sites only, else 0) */
+  uint64_t recent;           /* allocations at or after since_ns */
+  uint64_t recent_bytes;     /* their bytes */
   uint32_t loc;              /* its innermost meaningful location */
   uint64_t stamp;            /* peak epoch when live last changed */
   uint64_t saved;            /* live bytes at the peak of epoch stamp */
@@ -103,6 +107,9 @@ typedef struct HtModelOpts {
   uint64_t snap_ns;          /* call on_snap every snap_ns (0 = never) */
   HtSnapFn on_snap;          /* snapshot callback */
   HtProgressFn progress;     /* progress callback, or NULL */
+  int split;                 /* one site per (stack, thread, domain), as
+                                the pprof export labels them */
+  uint64_t since_ns;         /* count HtSite.recent from this time on */
   void *arg;                 /* argument of the callbacks */
 } HtModelOpts;
 

@@ -67,6 +67,8 @@ typedef struct Module {
   char *path;                /* file path (owned) */
   uint64_t base;             /* load base */
   uint64_t lo, hi;           /* address range covered by its segments */
+  uint8_t build_id[64];      /* build id bytes */
+  size_t build_id_len;       /* bytes of build_id */
 } Module;
 
 typedef struct SymEntry {
@@ -732,7 +734,11 @@ static void reader_module(HtReader *r, const HtEvent *ev)
     if (r->mods[i].base == ev->addr && r->mods[i].lo == lo) return;
   char *path = hdr_str((const uint8_t *)ev->str, ev->len);
   if (!path) return;
-  r->mods[r->nmods++] = (Module){path, ev->addr, lo, hi};
+  Module *m = &r->mods[r->nmods++];
+  *m = (Module){path, ev->addr, lo, hi, {0}, 0};
+  m->build_id_len = ev->build_id_len < sizeof(m->build_id) ? ev->build_id_len
+                                                            : sizeof(m->build_id);
+  memcpy(m->build_id, ev->build_id, m->build_id_len);
 }
 
 /* -- Merge ---------------------------------------------------------------- */
@@ -1029,6 +1035,23 @@ const HtLocation *ht_reader_location(const HtReader *r, uint64_t id)
 {
   uint64_t *i = ht_map_get(&r->locmap, id);
   return i ? &r->locs[*i - 1] : NULL;
+}
+
+/* Modules seen so far, in load order. */
+size_t ht_reader_module_count(const HtReader *r) { return r->nmods; }
+
+/* Module i: path, and its range and build id through the pointers. */
+const char *ht_reader_module_info(const HtReader *r, size_t i, uint64_t *lo,
+                                  uint64_t *hi, const uint8_t **build_id,
+                                  size_t *build_id_len)
+{
+  if (i >= r->nmods) return NULL;
+  const Module *m = &r->mods[i];
+  *lo = m->lo;
+  *hi = m->hi;
+  *build_id = m->build_id;
+  *build_id_len = m->build_id_len;
+  return m->path;
 }
 
 /* Module containing ip, or NULL (the most recent load wins). */

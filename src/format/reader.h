@@ -140,5 +140,11 @@ const HtLocation *ht_reader_location(const HtReader *r, uint64_t id) HT_HIDDEN;
 /* Module containing ip (from MODULE events seen so far or in the scan):
 ** path and base, or NULL. */
 const char *ht_reader_module(const HtReader *r, uint64_t ip, uint64_t *base) HT_HIDDEN;
+/* Modules seen so far, and module i (NULL past the end): its path, the
+** address range its segments cover, its build id (valid with the reader). */
+size_t ht_reader_module_count(const HtReader *r) HT_HIDDEN;
+const char *ht_reader_module_info(const HtReader *r, size_t i, uint64_t *lo,
+                                  uint64_t *hi, const uint8_t **build_id,
+                                  size_t *build_id_len) HT_HIDDEN;
 
 #endif

@@ -36,12 +36,10 @@ static Perftools__Profiles__Profile *profile_of(const char *tape, int mode, HtMo
   char err[256];
   if (ht_reader_open(&r, tape, err, sizeof(err))) return NULL;
   HtTally t;
-  ht_model_init(m, r, NULL);
-  ht_tally_init(&t, mode, 0);
-  HtEvent ev;
-  while (ht_reader_next(r, &ev) > 0) { ht_model_event(m, &ev); ht_tally_event(&t, &ev); }
-  ht_model_finish(m);
-  ht_tally_finish(&t);
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
+  ht_model_init(m, r, &mo);
+  ht_model_run(m);
+  ht_tally_from_model(&t, m, mode);
   HtPprof *p = ht_pprof_new();
   HtPprofSrc src = {.r = r, .t = &t};
   char out[] = "/tmp/test_pprof_XXXXXX";
