@@ -114,6 +114,7 @@ struct HtReader {
   size_t nlocs, caplocs;     /* locations, allocated */
   ZSTD_DCtx *zd;             /* decompression context */
   Cursor *pending;           /* cursor whose event was just delivered */
+  uint64_t id_budget;        /* stack ids the streams may still grow by */
   int pass;                  /* passes started (damage is counted in the first) */
 };
 
@@ -612,6 +613,14 @@ static int cursor_record(HtReader *r, Cursor *c)
       ULEB(first); ULEB(parent); ULEB(n);
       NEED(n <= 4096 && first >= 1 && parent < first);
       NEED(first + n < (1u << 26)); /* ids are bounded per stream */
+      /* Every id an honest writer hands out cost at least a byte of this
+      ** file (lost packets included), so id tables never outgrow the file:
+      ** a small crafted tape cannot make the reader allocate gigabytes. */
+      if (first - 1 + n > t->caplocal) {
+        uint64_t more = first - 1 + n - t->caplocal;
+        NEED(more <= r->id_budget);
+        r->id_budget -= more;
+      }
       size_t cap = t->caplocal;
       NEED(!grow(&t->local, &cap, first - 1 + n, sizeof(uint32_t)));
       t->caplocal = (uint32_t)cap;
@@ -879,6 +888,7 @@ int ht_reader_rewind(HtReader *r)
 static int reader_init(HtReader *r, char *err, size_t errlen)
 {
   r->st.file_bytes = r->size;
+  r->id_budget = r->size + 4096;
   r->st.first_error_off = UINT64_MAX;
   r->st.trailer_status = UINT64_MAX;
   r->nodes = calloc(16, sizeof(StackNode));

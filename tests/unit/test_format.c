@@ -446,6 +446,36 @@ static void write_corpus(const char *dir)
   }
 }
 
+/* A tiny tape cannot make the reader allocate huge stack-id tables: a STACK
+** record claiming id 2^25 is damage, not a 128 MiB allocation. */
+static void test_stack_id_budget(void)
+{
+  Mem m = {0};
+  HtWriter *w = ht_writer_new(mem_sink, &m, 0);
+  HtTapeInfo info = {.pid = 4242};
+  ht_writer_header(w, &info);
+  uint8_t buf[256];
+  HtStream s;
+  ht_stream_init(&s, buf, sizeof(buf), 4242, 1, NULL, NULL);
+  uint64_t v = 0x401000 << 1;
+  ht_stream_stack_define(&s, 1, 0, &v, 1);
+  ht_stream_alloc(&s, 1, 0, 10, 0x1000, 1, 0, 0);
+  ht_stream_stack_define(&s, 1u << 25, 0, &v, 1);
+  ht_stream_alloc(&s, 2, 0, 10, 0x2000, 1u << 25, 0, 0);
+  ht_writer_stream(w, &s);
+  ht_writer_destroy(w);
+  HtReader *r;
+  char err[200];
+  CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n, err, sizeof(err)), 0);
+  HtEvent ev;
+  int k = 0;
+  while (ht_reader_next(r, &ev) > 0) k++;
+  CHECK_EQ(k, 1);
+  CHECK_EQ(ht_reader_stats(r)->damaged, 1);
+  ht_reader_close(r);
+  free(m.p);
+}
+
 int main(void)
 {
   if (getenv("HT_WRITE_CORPUS")) write_corpus(getenv("HT_WRITE_CORPUS"));
@@ -455,5 +485,6 @@ int main(void)
   TEST(test_bit_flips);
   TEST(test_refuses);
   TEST(test_skips_unknown);
+  TEST(test_stack_id_budget);
   return th_summary();
 }
