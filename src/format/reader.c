@@ -50,6 +50,7 @@ typedef struct Cursor {
   uint64_t addr;             /* address delta base */
   uint64_t stack;            /* stack delta base */
   uint32_t left;             /* events announced but not yet decoded */
+  uint64_t cost;             /* bytes it holds (counted in open_bytes) */
   int dirty;                 /* ev's string fields are set */
   HtEvent ev;                /* next event to deliver */
   HtSegment segs[64];        /* MODULE segments of ev */
@@ -115,6 +116,7 @@ struct HtReader {
   ZSTD_DCtx *zd;             /* decompression context */
   Cursor *pending;           /* cursor whose event was just delivered */
   uint64_t id_budget;        /* stack ids the streams may still grow by */
+  uint64_t open_bytes;       /* memory held by open cursors */
   int pass;                  /* passes started (damage is counted in the first) */
 };
 
@@ -525,6 +527,8 @@ static ThreadState *thread_get(HtReader *r, uint32_t pid, uint32_t tid)
 
 /* -- Decoding ------------------------------------------------------------- */
 
+#define HT_READER_OPEN_MAX (1ull << 30) /* bytes all open packets may hold */
+
 #define NEED(x) do { if (!(x)) goto bad; } while (0)
 #define ULEB(v) NEED(!ht_ruleb128(&c->p, c->end, &(v)))
 
@@ -779,9 +783,10 @@ static void heap_down(HtReader *r, size_t i)
 }
 
 /* Free a cursor and its buffer. */
-static void cursor_free(Cursor *c)
+static void cursor_free(HtReader *r, Cursor *c)
 {
   if (!c) return;
+  r->open_bytes -= c->cost;
   free(c->own);
   free(c);
 }
@@ -790,17 +795,32 @@ static void cursor_free(Cursor *c)
 static void cursor_done(HtReader *r, Cursor *c)
 {
   reader_release(r, c->pk->off, HT_PHEAD_SIZE + (uint64_t)c->pk->blen);
-  cursor_free(c);
+  cursor_free(r, c);
 }
 
 /* Open the next packet into a cursor on the heap (or drop it if empty). */
 static int reader_activate(HtReader *r)
 {
   const PacketRef *pk = &r->pk[r->next_pk++];
+  /* Packets are open together only while their sequence ranges overlap:
+  ** about one per thread in a real tape. A crafted tape of overlapping
+  ** ranges (and zstd bodies that expand 1000x) must not exhaust memory. */
+  uint64_t cost = sizeof(Cursor) + ((pk->flags & HT_PF_ZSTD) ? pk->rawlen : 0);
+  if (r->open_bytes + cost > HT_READER_OPEN_MAX) {
+    if (r->pass == 1) {
+      r->st.damaged++;
+      r->st.damaged_bytes += pk->blen;
+      reader_damage(r, pk->off, "packet at byte %llu skipped: too many packets "
+                    "open at once (overlapping sequence ranges)", (unsigned long long)pk->off);
+    }
+    return 0;
+  }
   Cursor *c = malloc(sizeof(*c)); /* the rings need no clearing */
   if (!c) return HEAPTAPE_E_NOMEM;
   memset(c, 0, offsetof(Cursor, ra));
   c->pk = pk;
+  c->cost = cost;
+  r->open_bytes += cost;
   c->th = thread_get(r, pk->pid, pk->tid);
   const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                  pk->rawlen, pk->flags, &c->own);
@@ -812,7 +832,7 @@ static int reader_activate(HtReader *r)
                     (unsigned long long)pk->off);
     }
     int rc = c->th ? 0 : HEAPTAPE_E_NOMEM;
-    cursor_free(c);
+    cursor_free(r, c);
     return rc;
   }
   ThreadState *t = c->th;
@@ -826,9 +846,9 @@ static int reader_activate(HtReader *r)
   c->ev.pid = pk->pid;
   c->ev.tid = pk->tid;
   c->left = pk->nev;
-  if (!cursor_decode(r, c)) { cursor_free(c); return 0; }
+  if (!cursor_decode(r, c)) { cursor_free(r, c); return 0; }
   if (grow(&r->heap, &r->capheap, r->nheap + 1, sizeof(Cursor *))) {
-    cursor_free(c);
+    cursor_free(r, c);
     return HEAPTAPE_E_NOMEM;
   }
   r->heap[r->nheap++] = c;
@@ -872,7 +892,7 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
 /* Rewind to the first event; stack ids stay the same. */
 int ht_reader_rewind(HtReader *r)
 {
-  for (size_t i = 0; i < r->nheap; i++) cursor_free(r->heap[i]);
+  for (size_t i = 0; i < r->nheap; i++) cursor_free(r, r->heap[i]);
   r->nheap = 0;
   r->pending = NULL;
   r->next_pk = 0;
@@ -976,7 +996,7 @@ int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
 void ht_reader_close(HtReader *r)
 {
   if (!r) return;
-  for (size_t i = 0; i < r->nheap; i++) cursor_free(r->heap[i]);
+  for (size_t i = 0; i < r->nheap; i++) cursor_free(r, r->heap[i]);
   free(r->heap);
   for (size_t i = 0; i < r->nth; i++) free(r->th[i].local);
   free(r->th);
