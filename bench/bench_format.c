@@ -50,7 +50,7 @@ static void synth(Work *w, size_t n)
     w->stk[i] = malloc(sizeof(uint64_t) * (size_t)d);
     w->depth[i] = d;
     for (int j = 0; j < d; j++) /* outer frames shared, inner ones spread */
-      w->stk[i][j] = (0x400000 + (j < 6 ? j * 64 : (rnd() % (64 << (j / 4))) * 16)) << 1;
+      w->stk[i][j] = (0x400000 + (j < 6 ? (uint64_t)j * 64 : (rnd() % (64u << (j / 4))) * 16)) << 1;
   }
   double *cdf = malloc(w->nstk * sizeof(double)), sum = 0;
   for (size_t i = 0; i < w->nstk; i++) cdf[i] = sum += 1.0 / (double)(i + 1);
@@ -123,20 +123,7 @@ static int load_tape(Work *w, const char *path)
   return 0;
 }
 
-typedef struct Mem { uint8_t *p; size_t n, cap; } Mem;
-
-/* Sink into a preallocated Mem. */
-static size_t mem_sink(const void *d, size_t n, void *arg)
-{
-  Mem *m = arg;
-  if (m->n + n > m->cap) {
-    m->cap = (m->n + n) * 2;
-    m->p = realloc(m->p, m->cap);
-  }
-  memcpy(m->p + m->n, d, n);
-  m->n += n;
-  return n;
-}
+typedef HtMemTape Mem;
 
 /* Flush hook. */
 static void flush(HtStream *s, void *ctx) { ht_writer_stream(ctx, s); }
@@ -168,7 +155,7 @@ static Mem encode(const Work *w, int zstd, double *secs)
   ht_map_free(&nodes);
   uint8_t *defined = calloc(w->nstk, 1);
   double t0 = now();
-  HtWriter *wr = ht_writer_new(mem_sink, &m, zstd);
+  HtWriter *wr = ht_writer_new(ht_mem_sink, &m, zstd);
   HtTapeInfo info = {.pid = 1, .frontend = "bench"};
   ht_writer_header(wr, &info);
   static uint8_t buf[HT_PACKET_DEFAULT];

@@ -38,6 +38,7 @@ trap 'rm -rf "$W"' EXIT
 ${CXX:-g++} -std=c++17 -O2 -g -fno-omit-frame-pointer -o "$W/fpapp" "$ROOT/bench/rec_fpapp.cc" || exit 1
 wl_fpapp() { "$@" "$W/fpapp" 1; }
 WORKLOADS="$WORKLOADS fpapp"
+WORKLOADS=${ONLY:-$WORKLOADS}   # ONLY="fpapp perl": run just those
 MODES="native full fp s512 htrack"
 
 # Runs argv, polls the process tree's peak RSS; prints "wall cpu peak_kib".

@@ -69,6 +69,23 @@ int ht_writer_error(const HtWriter *w) { return w->err; }
 uint64_t ht_writer_packets(const HtWriter *w) { return w->packets; }
 uint64_t ht_writer_bytes(const HtWriter *w) { return w->bytes; }
 
+/* Append to an in-memory tape. */
+size_t ht_mem_sink(const void *data, size_t len, void *arg)
+{
+  HtMemTape *m = arg;
+  if (m->n + len > m->cap) {
+    size_t c = m->cap ? m->cap : 4096;
+    while (c < m->n + len) c *= 2;
+    uint8_t *p = realloc(m->p, c);
+    if (!p) return 0;
+    m->p = p;
+    m->cap = c;
+  }
+  memcpy(m->p + m->n, data, len);
+  m->n += len;
+  return len;
+}
+
 /* -- Header --------------------------------------------------------------- */
 
 /* Append a tag + length + bytes field. */

@@ -33,6 +33,15 @@ typedef struct HtTrailer {
 
 typedef struct HtWriter HtWriter;
 
+/* A growable buffer and the sink that appends to it: tapes in memory, for
+** tests, benchmarks and embedders that ship tapes elsewhere. Owner frees p. */
+typedef struct HtMemTape {
+  uint8_t *p;                /* bytes (malloc'd), NULL until the first write */
+  size_t n, cap;             /* bytes used, allocated */
+} HtMemTape;
+/* HtSink appending to the HtMemTape at arg; returns 0 when out of memory. */
+size_t ht_mem_sink(const void *data, size_t len, void *arg) HT_HIDDEN;
+
 /* Create a writer; zstd_level 0 stores packets uncompressed. The writer
 ** allocates its scratch space here and never during ht_writer_packet.
 ** Returns NULL when out of memory. */

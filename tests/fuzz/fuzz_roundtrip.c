@@ -9,21 +9,7 @@
 #include "format/reader.h"
 #include "format/writer.h"
 
-typedef struct Mem { uint8_t *p; size_t n, cap; } Mem;
-typedef struct Want { uint64_t seq, addr, size; uint32_t tid; int depth; uint64_t top; } Want;
-
-/* Sink appending to a Mem. */
-static size_t sink(const void *d, size_t n, void *arg)
-{
-  Mem *m = arg;
-  if (m->n + n > m->cap) {
-    m->cap = (m->n + n) * 2;
-    m->p = realloc(m->p, m->cap);
-  }
-  memcpy(m->p + m->n, d, n);
-  m->n += n;
-  return n;
-}
+typedef HtMemTape Mem;
 
 /* Flush hook sealing through the writer. */
 static void flush(HtStream *s, void *ctx) { ht_writer_stream(ctx, s); }
@@ -35,7 +21,7 @@ static uint8_t take(const uint8_t **p, const uint8_t *end) { return *p < end ? *
 static Mem run(const uint8_t *data, size_t size, Want *want, size_t *nwant)
 {
   Mem m = {0};
-  HtWriter *w = ht_writer_new(sink, &m, data[0] & 1 ? 1 : 0);
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, data[0] & 1 ? 1 : 0);
   HtTapeInfo info = {.pid = 7};
   ht_writer_header(w, &info);
   enum { NT = 4 };

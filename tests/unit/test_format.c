@@ -22,20 +22,7 @@ typedef struct Exp {
   char str[24];              /* THREAD / MARK text */
 } Exp;
 
-typedef struct Mem { uint8_t *p; size_t n, cap; } Mem;
-
-/* Sink appending to a Mem. */
-static size_t mem_sink(const void *d, size_t n, void *arg)
-{
-  Mem *m = arg;
-  if (m->n + n > m->cap) {
-    m->cap = (m->n + n) * 2;
-    m->p = realloc(m->p, m->cap);
-  }
-  memcpy(m->p + m->n, d, n);
-  m->n += n;
-  return n;
-}
+typedef HtMemTape Mem;
 
 typedef struct GenThread {
   HtStream s;                /* encoder */
@@ -126,7 +113,7 @@ static Mem gen_tape(uint64_t seed, int nth, size_t n, int zstd, Exp *exp)
 {
   rng_state = seed;
   Mem m = {0};
-  HtWriter *w = ht_writer_new(mem_sink, &m, zstd);
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, zstd);
   HtTapeInfo info = {.pid = 4242, .exe = "/bin/gen", .argv = "gen\0-x", .argv_len = 6,
                      .clock = HT_CLOCK_MOCK, .clock_res = 1, .start_ns = 1000,
                      .frames = 48, .frontend = "test"};
@@ -397,7 +384,7 @@ static void test_refuses(void)
 static void test_skips_unknown(void)
 {
   Mem m = {0};
-  HtWriter *w = ht_writer_new(mem_sink, &m, 0);
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, 0);
   HtTapeInfo info = {.pid = 4242};
   ht_writer_header(w, &info);
   uint8_t odd[5] = {1, 2, 3, 4, 5};
@@ -451,7 +438,7 @@ static void write_corpus(const char *dir)
 static void test_stack_id_budget(void)
 {
   Mem m = {0};
-  HtWriter *w = ht_writer_new(mem_sink, &m, 0);
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, 0);
   HtTapeInfo info = {.pid = 4242};
   ht_writer_header(w, &info);
   uint8_t buf[256];
