@@ -10,6 +10,7 @@
 #include "format/writer.h"
 
 typedef HtMemTape Mem;
+typedef struct Want { uint64_t seq, addr, size; uint32_t tid; int depth; uint64_t top; } Want;
 
 /* Flush hook sealing through the writer. */
 static void flush(HtStream *s, void *ctx) { ht_writer_stream(ctx, s); }
