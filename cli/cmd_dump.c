@@ -107,6 +107,7 @@ static void dump_header(const HtHeader *h)
          h->unwind, h->frames);
 }
 
+/* `heaptape dump`: parse its arguments and run it; returns the exit status. */
 int cmd_dump(int argc, char **argv)
 {
   int stacks = 1;

@@ -37,6 +37,7 @@ static int flame_bad(const char *what, const char *arg)
   return HT_EXIT_USAGE;
 }
 
+/* `heaptape flamegraph`: parse its arguments and run it; returns the exit status. */
 int cmd_flamegraph(int argc, char **argv)
 {
   const char *out = "flame.svg", *path = NULL, *title = NULL;

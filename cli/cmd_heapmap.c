@@ -31,6 +31,7 @@ static int heapmap_size(const char *s, unsigned *w, unsigned *h)
   return 0;
 }
 
+/* `heaptape heapmap`: parse its arguments and run it; returns the exit status. */
 int cmd_heapmap(int argc, char **argv)
 {
   const char *path = NULL, *png = NULL;

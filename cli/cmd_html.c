@@ -32,6 +32,7 @@ static int html_bad(const char *what, const char *arg)
   return HT_EXIT_USAGE;
 }
 
+/* `heaptape html`: parse its arguments and run it; returns the exit status. */
 int cmd_html(int argc, char **argv)
 {
   const char *out = "report.html", *path = NULL;

@@ -16,6 +16,7 @@ static const char life_usage[] =
   "  --by-site       lifetimes per allocation site (--top N sites, default 20)\n"
   "  -o FILE.svg     also draw both histograms as SVG\n";
 
+/* `heaptape lifetimes`: parse its arguments and run it; returns the exit status. */
 int cmd_lifetimes(int argc, char **argv)
 {
   const char *path = NULL, *svg = NULL, *range = "";

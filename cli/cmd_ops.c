@@ -15,6 +15,7 @@ static const char ops_usage[] =
   "  one line per operation: SEQ TID N HANDLE SIZE [C|A<align>|R<old>]\n"
   "                          SEQ TID F HANDLE [R]\n";
 
+/* `heaptape ops`: parse its arguments and run it; returns the exit status. */
 int cmd_ops(int argc, char **argv)
 {
   const char *path = NULL, *out = NULL;

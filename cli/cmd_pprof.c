@@ -74,6 +74,7 @@ static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
   return rc;
 }
 
+/* `heaptape pprof`: parse its arguments and run it; returns the exit status. */
 int cmd_pprof(int argc, char **argv)
 {
   const char *out = "profile.pb.gz";

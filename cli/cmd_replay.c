@@ -44,6 +44,7 @@ static FILE *replay_create(const char *path)
   return f;
 }
 
+/* `heaptape replay`: parse its arguments and run it; returns the exit status. */
 int cmd_replay(int argc, char **argv)
 {
   const char *path = NULL, *touch = "page", *json = NULL, *plot = NULL;

@@ -96,6 +96,7 @@ static int report_bad(const char *what, const char *arg)
 
 int ht_report_dump(int argc, char **argv);  /* cli/report_dump.c (Lua dumps) */
 
+/* `heaptape report`: parse its arguments and run it; returns the exit status. */
 int cmd_report(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)  /* --dump FILE: a Lua universe dump, docs/LUA.md */

@@ -103,6 +103,7 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
   }
 }
 
+/* `heaptape stats`: parse its arguments and run it; returns the exit status. */
 int cmd_stats(int argc, char **argv)
 {
   const char *path = NULL;

@@ -13,6 +13,7 @@ static const char symbolize_usage[] =
   "the tape reads anywhere without them. Run it on the machine that recorded\n"
   "the tape. A tape that already has them is left as it is.\n";
 
+/* `heaptape symbolize`: parse its arguments and run it; returns the exit status. */
 int cmd_symbolize(int argc, char **argv)
 {
   int n = 0, rc = HT_EXIT_OK;
