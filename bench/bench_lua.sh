@@ -2,7 +2,7 @@
 # heaptape bench -- overhead of the Lua module on both VMs, JIT on and off.
 # usage: [B=build] [RUNS=5] bench/bench_lua.sh [LJTC_BENCH_DIR]
 # LJTC_BENCH_DIR is the bench/ directory of a checkout of
-# https://github.com/LuaJIT/LuaJIT-test-cleanup (or the checkout itself); its
+# the public LuaJIT-test-cleanup repository (or the checkout itself); its
 # scripts (binary-trees, life, fasta, md5, ray, scimark-lu) stay out of this
 # repository. Without it, only bench/lua/*.lua run. Each benchmark runs RUNS
 # times bare and RUNS times recorded (the module started by LUA_INIT exactly
