@@ -304,11 +304,13 @@ static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
   int max = ht_g.frames + 8, n = 0;
   if (ht_g.unwind == HT_UNWIND_LIBUNWIND) n = ht_unwind_libunwind(ips, max);
   else if (ht_g.unwind == HT_UNWIND_FP) n = ht_unwind_fp(ips, max, t->stk_lo, t->stk_hi);
-  int k = 0;
-  while (k < n && ips[k] >= ht_g.self_lo && ips[k] < ht_g.self_hi) k++;
-  int m = n - k;
+  /* Drop heaptape's own frames: the interposer at the inner end, and the
+  ** main() wrapper (which learns the exit status) near the outer end. */
+  int m = 0;
+  for (int j = 0; j < n; j++)
+    if (ips[j] < ht_g.self_lo || ips[j] >= ht_g.self_hi) ips[m++] = ips[j];
   if (m > ht_g.frames) m = ht_g.frames;
-  for (int j = 0; j < m; j++) v[j] = (uint64_t)ips[k + m - 1 - j] << 1;
+  for (int j = 0; j < m; j++) v[j] = (uint64_t)ips[m - 1 - j] << 1;
   return (uint32_t)m;
 }
 
