@@ -161,5 +161,15 @@ else
   bad killed_symbolised "no tape"
 fi
 
+# No stack shows heaptape's own frames (interposers, the main() wrapper).
+"$HEAPTAPE" record -o "$tmp/own.tape" -- "$CHAIN" >/dev/null 2>&1
+if "$HEAPTAPE" dump "$tmp/own.tape" 2>/dev/null | grep -E '^STACK' | grep -Eq 'src/record/|libheaptape'; then
+  bad no_own_frames "$("$HEAPTAPE" dump "$tmp/own.tape" | grep -E '^STACK' | grep -E 'src/record/|libheaptape' | head -n 2)"
+elif "$HEAPTAPE" dump "$tmp/own.tape" 2>/dev/null | grep -q ' main '; then
+  ok no_own_frames
+else
+  bad no_own_frames "no main frame on the tape"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
