@@ -216,6 +216,31 @@ static void test_bounded(void)
   free(tape.p);
 }
 
+/* The same address in the native and the runtime domain is two blocks
+** (`record --lua=native`): no duplicate, both freed, both counted. */
+static void test_domains(void)
+{
+  HtModel m;
+  tape_open(&tape, 0, "lua5.4");
+  const uint64_t s1[] = {NF(0x1234)};
+  uint64_t a = tape_stack(&tape, 0, s1, 1);
+  tape_alloc(&tape, 0, HT_K_MALLOC, 100, 0x5000, a, 0);
+  tape_alloc(&tape, 0, HT_K_RUNTIME | HT_K_DOMAIN_RT, 100, 0x5000, a, 0);
+  tape_free(&tape, 0, HT_K_RUNTIME | HT_K_DOMAIN_RT, 0x5000);
+  tape_alloc(&tape, 0, HT_K_MALLOC, 8, 0x6000, a, 0);
+  tape_free(&tape, 0, HT_K_MALLOC, 0x5000);
+  tape_close(&tape, 10 * MS);
+  HtReader *r = run(&tape, &m, NULL);
+  CHECK_EQ(m.allocs, 3);
+  CHECK_EQ(m.dup_allocs, 0);
+  CHECK_EQ(m.unknown_frees, 0);
+  CHECK_EQ(m.heap, 8);
+  CHECK_EQ(m.peak, 200);
+  ht_model_free(&m);
+  ht_reader_close(r);
+  free(tape.p);
+}
+
 /* The lazy peak snapshot against brute force on a random tape. */
 static uint64_t rng = 88172645463325252ull;
 /* xorshift64: a deterministic PRNG. */
@@ -314,6 +339,7 @@ int main(void)
   TEST(test_sampled);
   TEST(test_lua);
   TEST(test_bounded);
+  TEST(test_domains);
   TEST(test_peak_random);
   TEST(test_outputs);
   return th_summary();
