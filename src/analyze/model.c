@@ -187,14 +187,6 @@ HT_INLINE void model_touch(HtModel *m, HtSite *s)
 
 /* -- Events --------------------------------------------------------------- */
 
-/* Live-table key of an event's block. A language runtime's heap and the
-** native heap are separate address spaces of blocks: with `record
-** --lua=native` the same address is a Lua object and the malloc block under
-** it, so the runtime domain gets a bit no user-space address has. */
-HT_INLINE uint64_t model_key(const HtEvent *ev)
-{
-  return ev->addr ^ ((ev->kind & HT_K_DOMAIN_RT) ? 1ull << 63 : 0);
-}
 
 /* Settle a realloc's free that no allocation followed: a deallocation. */
 static void model_settle(HtModel *m, HtThread *t)
@@ -251,7 +243,7 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   t->last_valid = 1;
 
   int existed;
-  Block *b = ht_live_put(&m->live, model_key(ev), &existed);
+  Block *b = ht_live_put(&m->live, ht_event_block(ev), &existed);
   if (!b) { m->oom = 1; return; }
   if (existed) {
     /* An address allocated twice: the tape lost the free; drop the old one. */
@@ -290,7 +282,7 @@ static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
   model_settle(m, t);
   t->frees++;
   Block blk, *b = &blk;
-  if (!ht_live_del(&m->live, model_key(ev), &blk)) {
+  if (!ht_live_del(&m->live, ht_event_block(ev), &blk)) {
     m->unknown_frees++;
     if (HT_K_HAS_SIZE(ev->kind)) m->unknown_bytes += ev->size;
     if (realloc_free) {  /* realloc of a block from before the recording */
@@ -472,7 +464,7 @@ int ht_model_run(HtModel *m)
     int more = ht_reader_next(m->r, ev) > 0;
     int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
     if (plain) {
-      ht_live_prefetch(&m->live, model_key(ev));
+      ht_live_prefetch(&m->live, ht_event_block(ev));
       if (ev->type == HT_EV_ALLOC && !m->o.split) ht_map_prefetch(&m->site_of, ev->stack);
       n++;
     }

@@ -38,6 +38,15 @@ typedef struct HtEvent {
   size_t nseg;               /* segments */
 } HtEvent;
 
+/* Identity of the block an ALLOC or FREE is about: its address, with the top
+** bit set for a language runtime's heap (HT_K_DOMAIN_RT). The two heaps are
+** separate address spaces: under `record --lua=native` a Lua object and the
+** malloc block holding it share an address. */
+HT_INLINE uint64_t ht_event_block(const HtEvent *ev)
+{
+  return ev->addr ^ ((ev->kind & HT_K_DOMAIN_RT) ? 1ull << 63 : 0);
+}
+
 /* What the tape's header says. Strings live as long as the reader. */
 typedef struct HtHeader {
   uint32_t version;          /* format version */

@@ -7,13 +7,6 @@
 #include "ops.h"
 #include "../analyze/frames.h"
 
-/* Key of a block in the live map: address plus the runtime-domain bit, so
-** a language runtime's heap never collides with the native one. */
-static uint64_t ops_key(const HtEvent *ev)
-{
-  return ev->addr ^ ((ev->kind & HT_K_DOMAIN_RT) ? 0x8000000000000001ull : 0);
-}
-
 /* -- Stream ---------------------------------------------------------------- */
 
 /* Prepare an empty stream. */
@@ -21,7 +14,8 @@ int ht_ops_init(HtOps *o)
 {
   memset(o, 0, sizeof(*o));
   o->next_handle = 1;
-  if (ht_map_init(&o->live, 1024) || ht_map_init(&o->pend, 16)) {
+  ht_live_init(&o->live, sizeof(HtOpBlock));
+  if (ht_map_init(&o->pend, 16)) {
     ht_ops_free(o);
     return -1;
   }
@@ -31,28 +25,8 @@ int ht_ops_init(HtOps *o)
 /* Release what the stream owns. */
 void ht_ops_free(HtOps *o)
 {
-  ht_map_free(&o->live);
+  ht_live_free(&o->live);
   ht_map_free(&o->pend);
-  free(o->blk);
-  o->blk = NULL;
-}
-
-/* A pool slot for a new block, or UINT32_MAX when out of memory. */
-static uint32_t ops_slot(HtOps *o)
-{
-  if (o->free_head) {
-    uint32_t i = o->free_head - 1;
-    o->free_head = (uint32_t)o->blk[i].handle;
-    return i;
-  }
-  if (o->nblk == o->cblk) {
-    uint32_t c = o->cblk ? o->cblk * 2 : 1024;
-    HtOpBlock *nb = realloc(o->blk, (size_t)c * sizeof(*nb));
-    if (!nb) return UINT32_MAX;
-    o->blk = nb;
-    o->cblk = c;
-  }
-  return o->nblk++;
 }
 
 /* Fill the common fields of an op and count it. */
@@ -75,15 +49,11 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
   unsigned fam = HT_K_FAMILY(ev->kind);
   uint64_t old = 0, *pv = ht_map_get(&o->pend, ev->tid);
   if (pv && *pv) { old = *pv; *pv = 0; }  /* any op of the thread ends it */
-  uint64_t key = ops_key(ev), *bv = ht_map_get(&o->live, key);
+  uint64_t key = ht_event_block(ev);
 
   if (ev->type == HT_EV_FREE) {
-    if (!bv) { o->unknown_frees++; return 0; }
-    uint32_t bi = (uint32_t)(*bv - 1);
-    HtOpBlock b = o->blk[bi];
-    ht_map_del(&o->live, key, NULL);
-    o->blk[bi].handle = o->free_head;
-    o->free_head = bi + 1;
+    HtOpBlock b;
+    if (!ht_live_del(&o->live, key, &b)) { o->unknown_frees++; return 0; }
     ops_emit(o, ev, op, HT_OP_FREE);
     op->handle = b.handle;
     op->size = b.size;
@@ -101,19 +71,13 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
     return 1;
   }
 
-  if (bv) {  /* an address allocated twice: forget the first block */
+  int existed;
+  HtOpBlock *nb = ht_live_put(&o->live, key, &existed);
+  if (!nb) { o->oom = 1; return 0; }
+  if (existed) {  /* an address allocated twice: forget the first block */
     o->dup_allocs++;
-    uint32_t bi = (uint32_t)(*bv - 1);
-    o->live_bytes -= o->blk[bi].size;
+    o->live_bytes -= nb->size;
     o->live_n--;
-    o->blk[bi].handle = o->free_head;
-    o->free_head = bi + 1;
-    ht_map_del(&o->live, key, NULL);
-  }
-  uint32_t bi = ops_slot(o);
-  if (bi == UINT32_MAX || ht_map_put(&o->live, key, (uint64_t)bi + 1)) {
-    o->oom = 1;
-    return 0;
   }
   ops_emit(o, ev, op, HT_OP_NEW);
   op->handle = o->next_handle++;
@@ -132,8 +96,8 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
     op->flags = HT_OPF_REALLOC;
     op->old = old;
   }
-  o->blk[bi] = (HtOpBlock){.handle = op->handle, .size = ev->size, .addr = ev->addr,
-                           .born = op->index, .born_ts = ev->ts, .stack = ev->stack};
+  *nb = (HtOpBlock){.handle = op->handle, .size = ev->size, .addr = ev->addr,
+                    .born = op->index, .born_ts = ev->ts, .stack = ev->stack};
   o->live_bytes += ev->size;
   o->live_n++;
   if (o->live_bytes > o->peak) { o->peak = o->live_bytes; o->peak_index = op->index; }
@@ -144,9 +108,10 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
 /* Iterate the blocks live now. */
 int ht_ops_live_next(const HtOps *o, size_t *it, HtOpBlock *b)
 {
-  uint64_t k, v;
-  if (!ht_map_next(&o->live, it, &k, &v)) return 0;
-  *b = o->blk[v - 1];
+  uint64_t k;
+  void *v;
+  if (!ht_live_next(&o->live, it, &k, &v)) return 0;
+  memcpy(b, v, sizeof(*b));
   return 1;
 }
 

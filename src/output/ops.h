@@ -4,6 +4,7 @@
 #define HT_OPS_H
 
 #include <stdio.h>
+#include "../base/livetab.h"
 #include "../base/map.h"
 #include "../format/reader.h"
 
@@ -56,11 +57,8 @@ typedef struct HtOpBlock {
 } HtOpBlock;
 
 typedef struct HtOps {
-  HtMap live;                /* (addr, domain) -> block index + 1 */
+  HtLive live;               /* live blocks by ht_event_block() */
   HtMap pend;                /* tid -> handle of a pending realloc Free */
-  HtOpBlock *blk;            /* block pool */
-  uint32_t nblk, cblk;       /* used, allocated */
-  uint32_t free_head;        /* free list of the pool (index + 1, 0 = none) */
   uint64_t next_handle;      /* next handle to hand out */
   uint64_t nops;             /* ops produced */
   uint64_t live_bytes;       /* requested bytes live */
