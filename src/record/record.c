@@ -89,7 +89,8 @@ void ht_record_thread_init(ThreadRec *t)
   t->rng = ht_opt.seed * 0x9e3779b97f4a7c15ULL + k * 0xbf58476d1ce4e5b9ULL + 1;
   t->sample_left = ht_g.sample ? ht_sampler_gap(&t->rng, ht_g.sample) : 0;
   t->stk_lo = t->stk_hi = 0;
-  if (ht_g.unwind == HT_UNWIND_FP) {
+  t->unw.n = 0;
+  if (ht_g.unwind == HT_UNWIND_FP || ht_g.unwind == HT_UNWIND_LIBUNWIND) {
     pthread_attr_t a;
     void *lo; size_t sz;
     if (!pthread_getattr_np(pthread_self(), &a)) {
@@ -301,12 +302,22 @@ static uint32_t rec_stack(ThreadRec *t, const uint64_t *v, uint32_t n)
 static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
 {
   uintptr_t ips[HT_MAXFRAMES + 8];
-  int max = ht_g.frames + 8, n = 0;
-  if (ht_g.unwind == HT_UNWIND_LIBUNWIND) n = ht_unwind_libunwind(ips, max);
+  int max = ht_g.frames + 8, n = 0, in_fr = 0, m = 0;
+  if (ht_g.unwind == HT_UNWIND_LIBUNWIND)
+    n = ht_unwind_cached(&t->unw, ips, max, t->stk_lo, t->stk_hi, &in_fr);
   else if (ht_g.unwind == HT_UNWIND_FP) n = ht_unwind_fp(ips, max, t->stk_lo, t->stk_hi);
   /* Drop heaptape's own frames: the interposer at the inner end, and the
   ** main() wrapper (which learns the exit status) near the outer end. */
-  int m = 0;
+  if (in_fr) {                          /* t->unw.fr: outermost first already */
+    const HtUnwFrame *f = t->unw.fr;
+    for (int j = 0; j < n; j++)
+      if (f[j].ip < ht_g.self_lo || f[j].ip >= ht_g.self_hi) v[m++] = (uint64_t)f[j].ip << 1;
+    if (m > ht_g.frames) {              /* keep the innermost frames */
+      memmove(v, v + (m - ht_g.frames), (size_t)ht_g.frames * sizeof(*v));
+      m = ht_g.frames;
+    }
+    return (uint32_t)m;
+  }
   for (int j = 0; j < n; j++)
     if (ips[j] < ht_g.self_lo || ips[j] >= ht_g.self_hi) ips[m++] = ips[j];
   if (m > ht_g.frames) m = ht_g.frames;

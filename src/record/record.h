@@ -68,6 +68,35 @@ typedef struct StackNode {
   uint32_t id;           /* this node's id */
 } StackNode;
 
+/* One frame of the previous libunwind-mode walk (unwind_libunwind.c). */
+typedef struct HtUnwFrame {
+  uintptr_t ip;          /* ip in the frame (a return address but innermost) */
+  uintptr_t sp;          /* rsp in the frame: the CFA of the frame inside it */
+  uintptr_t rbp;         /* rbp in the frame (CFA rules may be rbp-based) */
+  uintptr_t rbp_slot;    /* stack word rbp was restored from; 0 = a register */
+} HtUnwFrame;
+
+/* One return address's frame rule (unwind_libunwind.c). */
+typedef struct HtUnwRule {
+  uintptr_t ip;          /* return address (key), 0 = empty slot */
+  int32_t cfa_off;       /* CFA = base register + cfa_off */
+  int16_t rbp_off;       /* caller's rbp at CFA + rbp_off; RBP_KEEP = untouched */
+  uint8_t kind;          /* RULE_* */
+  uint8_t pad;           /* (unused) */
+} HtUnwRule;
+
+/* The previous walk (outermost first, so that a new walk rewrites only
+** its inner end) and the thread's table of frame rules by return address. */
+typedef struct HtUnwCache {
+  uint32_t n;            /* frames of the previous walk, 0 = none */
+  int trunc;             /* the previous walk stopped at its frame cap */
+  uint32_t nrules;       /* entries used in rules */
+  HtUnwRule *rules;      /* frame rules by ip (mmap, lazily), NULL = none */
+  HtUnwRule hot[64];     /* recently used rules, direct-mapped */
+  HtUnwFrame fr[HT_MAXFRAMES + 8]; /* the previous walk, outermost first */
+  HtUnwFrame in[HT_MAXFRAMES + 8]; /* scratch: this walk, innermost first */
+} HtUnwCache;
+
 typedef struct ThreadRec {
   _Atomic int state;     /* 0 idle, 1 owner appending, 2 flusher swapping */
   _Atomic int linger;    /* 1 after its thread's last key destructor */
@@ -89,6 +118,7 @@ typedef struct ThreadRec {
   int64_t sample_left;   /* bytes until the next sample point */
   uint64_t rng;          /* PRNG state */
   uintptr_t stk_lo, stk_hi; /* stack bounds for frame-pointer checks */
+  HtUnwCache unw;        /* previous libunwind walk (stack-prefix cache) */
 } ThreadRec;
 
 /* Global recorder state shared by record.c and tape.c. */
@@ -172,6 +202,8 @@ void ht_sampler_clear(void) HT_HIDDEN;
 /* -- Unwinders (unwind_*.c) --------------------------------------------------- */
 /* Fill ips innermost first; returns the number of frames. */
 int ht_unwind_fp(uintptr_t *ips, int max, uintptr_t lo, uintptr_t hi) HT_HIDDEN;
+int ht_unwind_cached(HtUnwCache *uc, uintptr_t *ips, int max, uintptr_t lo,
+                     uintptr_t hi, int *in_fr) HT_HIDDEN;
 void ht_unwind_init(void) HT_HIDDEN;
 
 /* -- Module map (maps.c) ------------------------------------------------------ */

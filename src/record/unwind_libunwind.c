@@ -1,9 +1,266 @@
-/* heaptape -- stacks from DWARF unwind tables through libunwind.
-** Per-thread caching keeps unw_backtrace off global locks and signal masks. */
+/* heaptape -- stacks from DWARF unwind tables: libunwind states each return
+** address's frame rule once, a small walker applies it and reuses checked outer frames. */
+#pragma GCC optimize("no-omit-frame-pointer")   /* the walk starts from our rbp */
+#include <string.h>
+#include <sys/mman.h>
 #include "unwind.h"
 
-/* Choose libunwind's lock-free per-thread cache (once, from the constructor). */
+/* Why not unw_step: Debian's libunwind is built without its per-thread
+** cache, so every unw_step takes a mutex and two sigprocmask syscalls
+** (~1 us a frame); unw_backtrace's fast path avoids them but reports no
+** stack pointers, which a validated prefix cache needs. So the walker keeps
+** its own table: for a return address, the CFA is rsp or rbp plus a
+** constant, and rbp is either untouched or saved at CFA plus a constant.
+** libunwind computes that rule (by three unw_steps over a fake stack, once
+** per address and thread); anything else (CFA expressions, signal frames,
+** rules on other registers, a failed step) sends the whole capture to
+** unw_backtrace. */
+
+enum { RULE_RSP = 1, RULE_RBP, RULE_END, RULE_SLOW };
+#define RBP_KEEP INT16_MIN
+#define RULES_LOG 14                     /* 16k rules (256 KiB) per thread */
+#define RULES_N (1u << RULES_LOG)
+#define PROBE_MAP (64u << 20)            /* fake stack: larger than any frame */
+#define PROBE_FILL (512u << 10)          /* its filled part (the rest reads 0) */
+#define PROBE_SP (64u << 10)             /* its rsp: rules for frames < 448 KiB */
+
+static uintptr_t *unw_fake;              /* fake stack, filled words = its middle */
+
+/* Choose libunwind's per-thread cache and build the fake stack (constructor). */
 void ht_unwind_init(void)
 {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  /* Reserved, not committed: a probe of a huge frame reads zero pages (the
+  ** step then ends, which unw_learn refuses) where it would have faulted. */
+  void *p = mmap(NULL, PROBE_MAP, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;           /* no probes: always unw_backtrace */
+  uintptr_t *w = p, mid = (uintptr_t)p + PROBE_FILL / 2;
+  for (size_t i = 0; i < PROBE_FILL / sizeof(uintptr_t); i++) w[i] = mid;
+  mprotect(p, PROBE_MAP, PROT_READ);
+  unw_fake = w;
+}
+
+/* -- Learning a rule ------------------------------------------------------- */
+
+/* One unw_step from a made-up frame: ip, rsp, rbp in; CFA, the caller's rbp
+** and where it was read (0 = a register) out. 0 = a plain call frame. */
+static int unw_probe1(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t *cfa,
+                      uintptr_t *nbp, uintptr_t *bp_at)
+{
+  unw_context_t ctx;
+  unw_cursor_t c;
+  unw_word_t v;
+  unw_save_loc_t sl;
+  if (unw_getcontext(&ctx)) return -1;
+  ctx.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+  ctx.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+  ctx.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+  if (unw_init_local(&c, &ctx) < 0) return -1;
+  int r = unw_step(&c);
+  if (r < 0 || unw_get_reg(&c, UNW_REG_SP, &v)) return -1;
+  if (v - 8 >= (uintptr_t)unw_fake + PROBE_FILL) return -1; /* huge frame */
+  if (r == 0) return 1;                  /* the outermost frame */
+  *cfa = v;
+  if (unw_get_save_loc(&c, UNW_X86_64_RIP, &sl) || sl.type != UNW_SLT_MEMORY ||
+      sl.u.addr != v - 8) return -1;     /* ip not from CFA-8 */
+  if (unw_get_reg(&c, UNW_X86_64_RBP, &v)) return -1;
+  *nbp = v;
+  *bp_at = 0;
+  if (unw_get_save_loc(&c, UNW_X86_64_RBP, &sl)) return -1;
+  uintptr_t a = sl.u.addr;               /* (in ctx: rbp untouched) */
+  if (sl.type == UNW_SLT_MEMORY && (a < (uintptr_t)&ctx || a >= (uintptr_t)(&ctx + 1)))
+    *bp_at = a;
+  else if ((sl.type != UNW_SLT_NONE && sl.type != UNW_SLT_MEMORY) || v != bp) return -1;
+  return 0;
+}
+
+/* Is ip a signal trampoline (checked at ip itself, as libunwind does)? */
+static int unw_sigframe(uintptr_t ip)
+{
+  unw_context_t ctx;
+  unw_cursor_t c;
+  if (unw_getcontext(&ctx)) return 1;
+  ctx.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+  return unw_init_local(&c, &ctx) < 0 || unw_is_signal_frame(&c) != 0;
+}
+
+/* Learn the rule of return address ip: three probes that move rsp and rbp
+** apart tell an rsp-based CFA from an rbp-based one and catch anything else. */
+static void unw_learn(HtUnwRule *r, uintptr_t ip)
+{
+  r->kind = RULE_SLOW;
+  if (!unw_fake || unw_sigframe(ip)) return;
+  uintptr_t base = (uintptr_t)unw_fake + PROBE_SP;
+  uintptr_t sp[3] = { base, base + 0x40, base }, bp[3] = { base + 0x1000, base + 0x1000, base + 0x2000 };
+  uintptr_t cfa[3], nbp[3], at[3];
+  int rc[3];
+  for (int i = 0; i < 3; i++) {
+    /* ip-1: a return address's rule is the call's (libunwind does the same). */
+    rc[i] = unw_probe1(ip - 1, sp[i], bp[i], &cfa[i], &nbp[i], &at[i]);
+    if (rc[i] < 0 || rc[i] != rc[0]) return;
+  }
+  if (rc[0] == 1) { r->kind = RULE_END; return; }
+  intptr_t off;
+  if (cfa[1] - cfa[0] == 0x40 && cfa[2] == cfa[0]) {
+    r->kind = RULE_RSP;
+    off = (intptr_t)(cfa[0] - sp[0]);
+  } else if (cfa[1] == cfa[0] && cfa[2] - cfa[0] == 0x1000) {
+    r->kind = RULE_RBP;
+    off = (intptr_t)(cfa[0] - bp[0]);
+  } else {
+    return;
+  }
+  if (off < 8 || off > (intptr_t)(PROBE_FILL - PROBE_SP - 0x3000)) { r->kind = RULE_SLOW; return; }
+  r->cfa_off = (int32_t)off;
+  r->rbp_off = RBP_KEEP;
+  if (at[0]) {                           /* saved: same offset from CFA in all */
+    intptr_t ro = (intptr_t)(at[0] - cfa[0]);
+    for (int i = 1; i < 3; i++)
+      if (!at[i] || (intptr_t)(at[i] - cfa[i]) != ro) { r->kind = RULE_SLOW; return; }
+    if (ro < -32768 || ro > 32767 || ro == RBP_KEEP) { r->kind = RULE_SLOW; return; }
+    r->rbp_off = (int16_t)ro;
+  } else {
+    for (int i = 0; i < 3; i++)
+      if (at[i] || nbp[i] != bp[i]) { r->kind = RULE_SLOW; return; }
+  }
+}
+
+/* The rule of return address ip in uc's table, learnt on first sight. */
+static HT_NOINLINE const HtUnwRule *unw_rule_slow(HtUnwCache *uc, uintptr_t ip)
+{
+  uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15ULL) >> (64 - RULES_LOG));
+  for (;;) {
+    HtUnwRule *r = &uc->rules[i];
+    if (r->ip == ip) return r;
+    if (!r->ip) {
+      if (uc->nrules >= RULES_N / 4 * 3) {  /* full: start over (rare) */
+        memset(uc->rules, 0, RULES_N * sizeof(HtUnwRule));
+        uc->nrules = 0;
+        return unw_rule_slow(uc, ip);
+      }
+      unw_learn(r, ip);
+      r->ip = ip;
+      uc->nrules++;
+      return r;
+    }
+    i = (i + 1) & (RULES_N - 1);
+  }
+}
+
+/* The rule of ip: a small direct-mapped front (a walk's inner frames are
+** mostly the same few addresses) over the thread's big table. */
+HT_INLINE const HtUnwRule *unw_rule(HtUnwCache *uc, uintptr_t ip)
+{
+  HtUnwRule *h = &uc->hot[(ip ^ (ip >> 6)) & 63];
+  if (HT_LIKELY(h->ip == ip)) return h;
+  *h = *unw_rule_slow(uc, ip);
+  return h;
+}
+
+/* -- The walk and the prefix cache ----------------------------------------- */
+
+/* Why the reuse is sound: a frame's caller follows from the frame's ip (which
+** selects the rule), its rsp and rbp, and two stack words: the return
+** address at CFA-8 and, where the rule saves rbp, the saved rbp. When frame
+** j of this walk has the same ip, rsp and rbp as frame j of the previous
+** one, each outer frame k is what it was last time as long as those words
+** still hold the old values; a saved rbp below frame j's rsp was saved by an
+** inner frame and reached frame j unchanged, so the rbp match covers it. */
+
+/* Frames 0..j-1 of f (the previous walk, outermost first) still hold, frame
+** j having matched: every word they were read from is intact. */
+static int unw_valid(const HtUnwFrame *f, uint32_t j, uintptr_t hi)
+{
+  uintptr_t lo = f[j].sp, d = 0;
+  (void)hi;                              /* (every word was in bounds when read) */
+  for (uint32_t k = 0; k < j; k++) {
+    uintptr_t a = f[k].rbp_slot;         /* below lo: implied by rbp at frame j */
+    const uintptr_t *q = a >= lo ? (const uintptr_t *)a : &f[k].rbp;
+    d |= (*(const uintptr_t *)(f[k].sp - 8) ^ f[k].ip) | (*q ^ f[k].rbp);
+  }
+  return d == 0;
+}
+
+/* Walk the calling thread's stack through uc (its previous walk and rules);
+** lo/hi bound the stack (0 = unknown). On return *in_fr = 1: the frames are
+** uc->fr, outermost first; 0: ips, innermost first (from unw_backtrace).
+** Returns the count. */
+HT_NOINLINE int ht_unwind_cached(HtUnwCache *uc, uintptr_t *ips, int max,
+                                 uintptr_t lo, uintptr_t hi, int *in_fr)
+{
+  uintptr_t *fa = __builtin_frame_address(0);
+  HtUnwFrame *fr = uc->fr, *in = uc->in;
+  int pq = (int)uc->n - 1, c = 0, trunc = 0;
+  uc->n = 0;
+  /* Off the thread's stack (sigaltstack, coroutine) or no table: no walk. */
+  if (!hi || (uintptr_t)fa < lo || (uintptr_t)fa >= hi - 16) goto slow;
+  if (HT_UNLIKELY(!uc->rules) &&
+      !(uc->rules = ht_arena_alloc(RULES_N * sizeof(HtUnwRule)))) goto slow;
+  uintptr_t ip = fa[1], sp = (uintptr_t)(fa + 2), bp = fa[0], bp_at = (uintptr_t)fa;
+  for (;;) {
+    HtUnwFrame *f = &in[c++];
+    f->ip = ip;
+    f->sp = sp;
+    f->rbp = bp;
+    f->rbp_slot = bp_at;
+    while (pq >= 0 && fr[pq].sp < sp) pq--;
+    if (pq >= 0 && fr[pq].sp == sp && fr[pq].ip == ip && fr[pq].rbp == bp) {
+      uint32_t outer = (uint32_t)pq, room = (uint32_t)(max - c);
+      /* A truncated previous walk can only supply as many frames as it had. */
+      if ((!uc->trunc || room <= outer) && unw_valid(fr, outer, hi)) {
+        if (outer > room) {              /* deeper than max: drop outermost */
+          memmove(fr, fr + (outer - room), (room + 1) * sizeof(*fr));
+          pq = (int)room;
+          trunc = 1;
+        } else {
+          trunc = uc->trunc && room == outer;
+        }
+        for (int i = c - 2; i >= 0; i--) fr[++pq] = in[i];
+        goto done;
+      }
+    }
+    if (c >= max) { trunc = 1; break; }
+    const HtUnwRule *r = unw_rule(uc, ip);
+    if (r->kind == RULE_END) break;
+    if (r->kind != RULE_RSP && r->kind != RULE_RBP) goto slow;
+    uintptr_t cfa = (r->kind == RULE_RSP ? sp : bp) + (uintptr_t)(intptr_t)r->cfa_off;
+    if (cfa <= sp || cfa > hi || cfa - 8 < lo || (cfa & 7)) goto slow;
+    if (r->rbp_off != RBP_KEEP) {
+      bp_at = cfa + (uintptr_t)(intptr_t)r->rbp_off;
+      if (bp_at < lo || bp_at > hi - 8 || (bp_at & 7)) goto slow;
+      bp = *(const uintptr_t *)bp_at;
+    } else {
+      bp_at = 0;
+    }
+    ip = *(const uintptr_t *)(cfa - 8);
+    sp = cfa;
+    if (!ip) break;                      /* libunwind ends the chain there too */
+  }
+  pq = -1;                               /* no match: the walk is all new */
+  for (int i = c - 1; i >= 0; i--) fr[++pq] = in[i];
+done:
+  uc->n = (uint32_t)pq + 1;
+  uc->trunc = trunc;
+  *in_fr = 1;
+#ifdef HT_UNWIND_VERIFY                  /* development: compare with libunwind */
+  {
+    uintptr_t ref[HT_MAXFRAMES + 9];
+    int m = unw_backtrace((void **)ref, max + 1) - 1, n = pq + 1;
+    int bad = m != n;
+    for (int i = 0; !bad && i < n; i++) bad = ref[i + 1] != fr[n - 1 - i].ip;
+    if (bad) {
+      int i = 0;
+      while (i < n && i < m && ref[i + 1] == fr[n - 1 - i].ip) i++;
+      ht_log("unwind verify: n %d ref %d first diff %d: %lx vs %lx", n, m, i,
+             i < n ? (unsigned long)fr[n - 1 - i].ip : 0ul,
+             i < m ? (unsigned long)ref[i + 1] : 0ul);
+    }
+  }
+#endif
+  return pq + 1;
+slow:
+  *in_fr = 0;
+  c = unw_backtrace((void **)ips, max);
+  return c < 0 ? 0 : c;
 }
