@@ -86,12 +86,10 @@ typedef struct HtUnwRule {
 } HtUnwRule;
 
 /* The previous walk (outermost first, so that a new walk rewrites only
-** its inner end) and the thread's table of frame rules by return address. */
+** its inner end) and the thread's front to the table of frame rules. */
 typedef struct HtUnwCache {
   uint32_t n;            /* frames of the previous walk, 0 = none */
   int trunc;             /* the previous walk stopped at its frame cap */
-  uint32_t nrules;       /* entries used in rules */
-  HtUnwRule *rules;      /* frame rules by ip (mmap, lazily), NULL = none */
   HtUnwRule hot[64];     /* recently used rules, direct-mapped */
   HtUnwFrame fr[HT_MAXFRAMES + 8]; /* the previous walk, outermost first */
   HtUnwFrame in[HT_MAXFRAMES + 8]; /* scratch: this walk, innermost first */

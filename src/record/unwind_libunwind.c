@@ -1,6 +1,7 @@
 /* heaptape -- stacks from DWARF unwind tables: libunwind states each return
 ** address's frame rule once, a small walker applies it and reuses checked outer frames. */
 #pragma GCC optimize("no-omit-frame-pointer")   /* the walk starts from our rbp */
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "unwind.h"
@@ -18,13 +19,16 @@
 
 enum { RULE_RSP = 1, RULE_RBP, RULE_END, RULE_SLOW };
 #define RBP_KEEP INT16_MIN
-#define RULES_LOG 14                     /* 16k rules (256 KiB) per thread */
+#define RULES_LOG 16                     /* 64k rules (1 MiB), shared */
 #define RULES_N (1u << RULES_LOG)
 #define PROBE_MAP (64u << 20)            /* fake stack: larger than any frame */
 #define PROBE_FILL (512u << 10)          /* its filled part (the rest reads 0) */
 #define PROBE_SP (64u << 10)             /* its rsp: rules for frames < 448 KiB */
 
 static uintptr_t *unw_fake;              /* fake stack, filled words = its middle */
+static HtUnwRule *unw_rules;             /* rules by return address, shared */
+static uint32_t unw_nrules;              /* slots used (under unw_lock) */
+static _Atomic int unw_lock;             /* writers' try-lock */
 
 /* Choose libunwind's per-thread cache and build the fake stack (constructor). */
 void ht_unwind_init(void)
@@ -35,6 +39,10 @@ void ht_unwind_init(void)
   void *p = mmap(NULL, PROBE_MAP, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return;           /* no probes: always unw_backtrace */
+  void *t = mmap(NULL, RULES_N * sizeof(HtUnwRule), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED) return;
+  unw_rules = t;
   uintptr_t *w = p, mid = (uintptr_t)p + PROBE_FILL / 2;
   for (size_t i = 0; i < PROBE_FILL / sizeof(uintptr_t); i++) w[i] = mid;
   mprotect(p, PROBE_MAP, PROT_READ);
@@ -126,36 +134,55 @@ static void unw_learn(HtUnwRule *r, uintptr_t ip)
   }
 }
 
-/* The rule of return address ip in uc's table, learnt on first sight. */
-static HT_NOINLINE const HtUnwRule *unw_rule_slow(HtUnwCache *uc, uintptr_t ip)
+/* The rule of return address ip from the shared table, learnt on first
+** sight. Readers take no lock: a slot's fields are written before its ip
+** is published. Writers take a try-lock (a signal handler may interrupt a
+** writer in its own thread): when busy, the answer is "slow" this once. A
+** full table keeps what it has and stops caching new addresses. */
+static HT_NOINLINE HtUnwRule unw_rule_slow(uintptr_t ip)
 {
+  HtUnwRule nr = { 0, 0, 0, RULE_SLOW, 0 };
   uint32_t i = (uint32_t)((ip * 0x9e3779b97f4a7c15ULL) >> (64 - RULES_LOG));
+  if (!unw_rules) return nr;
   for (;;) {
-    HtUnwRule *r = &uc->rules[i];
-    if (r->ip == ip) return r;
-    if (!r->ip) {
-      if (uc->nrules >= RULES_N / 4 * 3) {  /* full: start over (rare) */
-        memset(uc->rules, 0, RULES_N * sizeof(HtUnwRule));
-        uc->nrules = 0;
-        return unw_rule_slow(uc, ip);
+    HtUnwRule *r = &unw_rules[i];
+    uintptr_t k = __atomic_load_n(&r->ip, __ATOMIC_ACQUIRE);
+    if (k == ip) return *r;
+    if (!k) break;
+    i = (i + 1) & (RULES_N - 1);
+  }
+  if (atomic_exchange_explicit(&unw_lock, 1, memory_order_acquire)) return nr;
+  for (;;) {                             /* another writer may have come first */
+    HtUnwRule *r = &unw_rules[i];
+    uintptr_t k = __atomic_load_n(&r->ip, __ATOMIC_ACQUIRE);
+    if (k == ip) { nr = *r; break; }
+    if (!k) {
+      unw_learn(&nr, ip);
+      nr.ip = ip;
+      if (unw_nrules < RULES_N / 4 * 3) {
+        unw_nrules++;
+        r->cfa_off = nr.cfa_off;
+        r->rbp_off = nr.rbp_off;
+        r->kind = nr.kind;
+        __atomic_store_n(&r->ip, ip, __ATOMIC_RELEASE);
       }
-      unw_learn(r, ip);
-      r->ip = ip;
-      uc->nrules++;
-      return r;
+      break;
     }
     i = (i + 1) & (RULES_N - 1);
   }
+  atomic_store_explicit(&unw_lock, 0, memory_order_release);
+  return nr;
 }
 
-/* The rule of ip: a small direct-mapped front (a walk's inner frames are
-** mostly the same few addresses) over the thread's big table. */
-HT_INLINE const HtUnwRule *unw_rule(HtUnwCache *uc, uintptr_t ip)
+/* The rule of ip: a small direct-mapped per-thread front (a walk's inner
+** frames are mostly the same few addresses) over the shared table. */
+HT_INLINE HtUnwRule unw_rule(HtUnwCache *uc, uintptr_t ip)
 {
   HtUnwRule *h = &uc->hot[(ip ^ (ip >> 6)) & 63];
-  if (HT_LIKELY(h->ip == ip)) return h;
-  *h = *unw_rule_slow(uc, ip);
-  return h;
+  if (HT_LIKELY(h->ip == ip)) return *h;
+  HtUnwRule r = unw_rule_slow(ip);
+  if (r.ip) *h = r;                      /* (ip 0: not learnt, not kept) */
+  return r;
 }
 
 /* -- The walk and the prefix cache ----------------------------------------- */
@@ -193,10 +220,8 @@ HT_NOINLINE int ht_unwind_cached(HtUnwCache *uc, uintptr_t *ips, int max,
   HtUnwFrame *fr = uc->fr, *in = uc->in;
   int pq = (int)uc->n - 1, c = 0, trunc = 0;
   uc->n = 0;
-  /* Off the thread's stack (sigaltstack, coroutine) or no table: no walk. */
+  /* Off the thread's stack (sigaltstack, coroutine): no walk. */
   if (!hi || (uintptr_t)fa < lo || (uintptr_t)fa >= hi - 16) goto slow;
-  if (HT_UNLIKELY(!uc->rules) &&
-      !(uc->rules = ht_arena_alloc(RULES_N * sizeof(HtUnwRule)))) goto slow;
   uintptr_t ip = fa[1], sp = (uintptr_t)(fa + 2), bp = fa[0], bp_at = (uintptr_t)fa;
   for (;;) {
     HtUnwFrame *f = &in[c++];
@@ -221,13 +246,13 @@ HT_NOINLINE int ht_unwind_cached(HtUnwCache *uc, uintptr_t *ips, int max,
       }
     }
     if (c >= max) { trunc = 1; break; }
-    const HtUnwRule *r = unw_rule(uc, ip);
-    if (r->kind == RULE_END) break;
-    if (r->kind != RULE_RSP && r->kind != RULE_RBP) goto slow;
-    uintptr_t cfa = (r->kind == RULE_RSP ? sp : bp) + (uintptr_t)(intptr_t)r->cfa_off;
+    HtUnwRule r = unw_rule(uc, ip);
+    if (r.kind == RULE_END) break;
+    if (r.kind != RULE_RSP && r.kind != RULE_RBP) goto slow;
+    uintptr_t cfa = (r.kind == RULE_RSP ? sp : bp) + (uintptr_t)(intptr_t)r.cfa_off;
     if (cfa <= sp || cfa > hi || cfa - 8 < lo || (cfa & 7)) goto slow;
-    if (r->rbp_off != RBP_KEEP) {
-      bp_at = cfa + (uintptr_t)(intptr_t)r->rbp_off;
+    if (r.rbp_off != RBP_KEEP) {
+      bp_at = cfa + (uintptr_t)(intptr_t)r.rbp_off;
       if (bp_at < lo || bp_at > hi - 8 || (bp_at & 7)) goto slow;
       bp = *(const uintptr_t *)bp_at;
     } else {
