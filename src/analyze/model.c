@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "pump.h"
 #include "frames.h"
 #include "../../include/heaptape.h"
 
@@ -448,41 +449,28 @@ void ht_model_finish(HtModel *m)
 }
 
 /* The whole pass. */
+/* Start loading what an event will touch: its block and its site. */
+static void model_prefetch(void *ctx, const HtEvent *ev)
+{
+  HtModel *m = ctx;
+  ht_live_prefetch(&m->live, ht_event_block(ev));
+  if (ev->type == HT_EV_ALLOC && !m->o.split) ht_map_prefetch(&m->site_of, ev->stack);
+}
+
+/* Apply one event and report progress now and then. */
+static void model_apply(void *ctx, const HtEvent *ev)
+{
+  HtModel *m = ctx;
+  ht_model_event(m, ev);
+  if (m->o.progress && (m->events & 0xfffff) == 0)
+    m->o.progress(m->o.arg, m->events, ht_reader_stats(m->r)->events);
+}
+
+/* The whole pass. The live table is far larger than the caches on big
+** heaps, so events go through ht_pump_run's lookahead ring. */
 int ht_model_run(HtModel *m)
 {
-  /* The live table is far larger than the caches, so each event's lookup is
-  ** a miss. Events pass through a ring of LOOK slots: a block's slot is
-  ** prefetched when its event enters and the event is applied when it
-  ** leaves. Events whose strings point into the reader's buffer (threads,
-  ** marks, modules) drain the ring first. */
-  enum { LOOK = 16 };
-  HtEvent ring[LOOK];
-  size_t head = 0, n = 0;
-  uint64_t total = ht_reader_stats(m->r) ? ht_reader_stats(m->r)->events : 0;
-  for (;;) {
-    HtEvent *ev = &ring[(head + n) % LOOK];
-    int more = ht_reader_next(m->r, ev) > 0;
-    int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
-    if (plain) {
-      ht_live_prefetch(&m->live, ht_event_block(ev));
-      if (ev->type == HT_EV_ALLOC && !m->o.split) ht_map_prefetch(&m->site_of, ev->stack);
-      n++;
-    }
-    /* Apply events leaving the ring: all of them at a barrier or the end. */
-    while (n && (n == LOOK || !plain)) {
-      ht_model_event(m, &ring[head]);
-      head = (head + 1) % LOOK;
-      n--;
-      if (m->o.progress && (m->events & 0xfffff) == 0)
-        m->o.progress(m->o.arg, m->events, total);
-    }
-    if (!more) break;
-    if (!plain) {
-      HtEvent copy = *ev; /* ring slots may be reused below; keep it stable */
-      head = 0;
-      ht_model_event(m, &copy);
-    }
-  }
+  ht_pump_run(m->r, model_prefetch, model_apply, m);
   ht_model_finish(m);
   return m->oom ? HEAPTAPE_E_NOMEM : 0;
 }

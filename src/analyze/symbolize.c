@@ -16,6 +16,8 @@
 #include <zlib.h>
 
 #include "symbolize.h"
+#include "pump.h"
+#include "../base/livetab.h"
 #include "../base/map.h"
 #include "../format/reader.h"
 #include "../format/writer.h"
@@ -515,47 +517,71 @@ static int sym_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Events, bytes and peak; MODULE events go to the symboliser. */
-static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum, HtMap *live)
+/* State of the summary pass. */
+typedef struct SymScan {
+  HtReader *r;               /* the tape */
+  HtSymbolizer *sy;          /* gets MODULE events, or NULL */
+  HtSymSummary *sum;         /* totals being counted */
+  HtLive live;               /* live blocks: their weight */
+  uint64_t cur;              /* bytes live now */
+} SymScan;
+
+/* Start loading an event's live-table slot. */
+static void sym_prefetch(void *ctx, const HtEvent *ev)
 {
-  const HtHeader *h = ht_reader_header(r);
-  HtEvent ev;
-  uint64_t cur = 0;
-  while (ht_reader_next(r, &ev) == 1) {
-    sum->events++;
-    switch (ev.type) {
-    case HT_EV_ALLOC: {
-      uint64_t w = ev.weight ? ev.weight : ev.size, old;
-      if (ht_map_del(live, ev.addr, &old)) cur -= old;
-      sum->allocated += w;
-      cur += w;
-      ht_map_put(live, ev.addr, w);
-      if (cur > sum->peak) sum->peak = cur;
-      break;
-    }
-    case HT_EV_FREE: {
-      uint64_t old;
-      if (ht_map_del(live, ev.addr, &old)) cur -= old;
-      break;
-    }
-    case HT_EV_MODULE: {
-      sum->modules++;
-      if (!sy) break;
-      char path[4097];
-      size_t n = ev.len < sizeof(path) - 1 ? ev.len : sizeof(path) - 1;
-      memcpy(path, ev.str, n);
-      path[n] = 0;
-      const char *p = path;
-      if (!n && h->exe && *h->exe) p = h->exe;  /* the main program */
-      if (ht_symbolizer_module(sy, p, ev.addr, ev.build_id, ev.build_id_len,
-                               ev.segs, ev.nseg))
-        sum->modules_skipped++;
-      break;
-    }
-    default:
-      break;
-    }
+  ht_live_prefetch(&((SymScan *)ctx)->live, ht_event_block(ev));
+}
+
+/* Count one event; MODULE events go to the symboliser. */
+static void sym_apply(void *ctx, const HtEvent *ev)
+{
+  SymScan *sc = ctx;
+  HtSymSummary *sum = sc->sum;
+  sum->events++;
+  switch (ev->type) {
+  case HT_EV_ALLOC: {
+    uint64_t w = ev->weight ? ev->weight : ev->size;
+    int existed;
+    uint64_t *lw = ht_live_put(&sc->live, ht_event_block(ev), &existed);
+    if (lw && existed) sc->cur -= *lw; /* a lost free: the old block is gone */
+    if (lw) *lw = w;
+    sum->allocated += w;
+    sc->cur += w;
+    if (sc->cur > sum->peak) sum->peak = sc->cur;
+    break;
   }
+  case HT_EV_FREE: {
+    uint64_t old;
+    if (ht_live_del(&sc->live, ht_event_block(ev), &old)) sc->cur -= old;
+    break;
+  }
+  case HT_EV_MODULE: {
+    sum->modules++;
+    if (!sc->sy) break;
+    const HtHeader *h = ht_reader_header(sc->r);
+    char path[4097];
+    size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
+    memcpy(path, ev->str, n);
+    path[n] = 0;
+    const char *p = path;
+    if (!n && h->exe && *h->exe) p = h->exe;  /* the main program */
+    if (ht_symbolizer_module(sc->sy, p, ev->addr, ev->build_id, ev->build_id_len,
+                             ev->segs, ev->nseg))
+      sum->modules_skipped++;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* Events, bytes and peak (one pass through the prefetching pump). */
+static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum)
+{
+  SymScan sc = {.r = r, .sy = sy, .sum = sum};
+  ht_live_init(&sc.live, sizeof(uint64_t));
+  ht_pump_run(r, sym_prefetch, sym_apply, &sc);
+  ht_live_free(&sc.live);
 }
 
 /* Unique native addresses of the stack table lacking a symbol; sorted. */
@@ -651,15 +677,13 @@ int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
   int rc = ht_reader_open(&r, path, err, errlen);
   if (rc) return rc;
   HtSymbolizer *sy = (flags & HT_SYM_NOSYMBOLS) ? NULL : ht_symbolizer_new(flags);
-  HtMap live;
-  if ((!sy && !(flags & HT_SYM_NOSYMBOLS)) || ht_map_init(&live, 1024)) {
+  if (!sy && !(flags & HT_SYM_NOSYMBOLS)) {
     ht_reader_close(r);
     ht_symbolizer_destroy(sy);
     snprintf(err, errlen, "%s: out of memory", path);
     return HEAPTAPE_E_NOMEM;
   }
-  sym_scan(r, sy, sum, &live);
-  ht_map_free(&live);
+  sym_scan(r, sy, sum);
   const HtReadStats *st = ht_reader_stats(r);
   uint64_t keep = st->file_bytes - st->truncated_bytes;
   sum->truncated = !st->has_trailer || st->truncated_bytes;
