@@ -40,6 +40,13 @@ size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
   size_t n = ht_reader_symbol(r, out->ip, &sym);
   if (n == 0) return 1;
   if (n > max) n = max;
+  ht_frames_fill(out, sym, n);
+  return n;
+}
+
+/* Spread out[0] (a native frame) over n levels named by an inline chain. */
+void ht_frames_fill(HtFrameInfo *out, const HtSymbol *sym, size_t n)
+{
   for (size_t i = 0; i < n; i++) {
     out[i] = out[0];
     out[i].known = 1;
@@ -48,7 +55,6 @@ size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
     out[i].line = sym[i].line;
     out[i].inlined = i + 1 < n;
   }
-  return n;
 }
 
 /* -- Names ---------------------------------------------------------------- */

@@ -24,6 +24,9 @@ typedef struct HtFrameInfo {
 /* Levels of a frame, innermost first, into out[max]; returns how many (>= 1). */
 size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
                       size_t max) HT_HIDDEN;
+/* Spread out[0] (a native frame) over n levels named by sym[0..n-1],
+** innermost first: the shape ht_frames_info gives a symbolised frame. */
+void ht_frames_fill(HtFrameInfo *out, const HtSymbol *sym, size_t n) HT_HIDDEN;
 /* Display name of a level: `func file:line`, `@chunk:line`, `INTERNAL`,
 ** `TRACE [N] started at chunk:line`, `0x... (module+0x...)`. Returns length. */
 size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len) HT_HIDDEN;

@@ -186,14 +186,7 @@ static size_t pprof_levels(AddCtx *c, uint64_t frame, HtFrameInfo *fi, size_t ma
   if (n == 1 && !fi[0].known && !fi[0].is_loc && c->src->sym) {
     const HtTallyMod *mod = ht_tally_module(c->src->t, fi[0].ip);
     size_t k = c->src->sym(c->src->sym_arg, mod, fi[0].ip, syms, max);
-    for (size_t i = 0; i < k; i++) {
-      fi[i] = fi[0];
-      fi[i].known = 1;
-      fi[i].func = syms[i].func;
-      fi[i].file = syms[i].file;
-      fi[i].line = syms[i].line;
-      fi[i].inlined = i + 1 < k;
-    }
+    ht_frames_fill(fi, syms, k);
     if (k) n = k;
   }
   return n;
