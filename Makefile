@@ -130,7 +130,7 @@ $(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(CORE_SRC) $(
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(CORE_SRC) $(LDLIBS_FORMAT) -lm
 
-test: all $(UNIT_BIN) $(HELPER_BIN) $(REGRESS_BIN)
+test: all $(UNIT_BIN) $(HELPER_BIN) $(REGRESS_BIN) $(B)/examples/wordfreq
 	@sh tests/run.sh
 
 # -- Fuzzing (clang + libFuzzer) -------------------------------------------
