@@ -67,5 +67,14 @@ for vm in 5.4:lua5.4 jit:luajit; do
   ok "$d: stress loop" $?
   "$HEAPTAPE" report "$T/stress.tape" > /dev/null 2>"$T/se"; ok "$d: stress tape reads cleanly" $([ ! -s "$T/se" ]; echo $?)
 done
+# A script that allocates nothing for 2.2 s still has time on its tape (the
+# recorder's RSS records every 100 ms), so heap snapshots come every second.
+printf 'local t = {}\nfor i = 1, 100 do t[i] = string.rep("x", i) end\nlocal c = os.clock()\nwhile os.clock() - c < 2.2 do end\nprint(#t)\n' > "$T/idle.lua"
+(cd "$T" && "$HEAPTAPE" record --lua -o "$T/idle.tape" -- lua5.4 idle.lua >/dev/null 2>&1)
+n=$("$HEAPTAPE" dump --no-stacks "$T/idle.tape" 2>/dev/null | awk '$2 >= 1000000000 && $2 < 2000000000' | wc -l)
+ok "idle script: the tape has time in its idle second ($n records)" $([ "$n" -ge 5 ]; echo $?)
+n=$("$HEAPTAPE" report --memprof --heap-snap-interval 1 "$T/idle.tape" 2>/dev/null | grep -c '===== HEAP SNAPSHOT')
+ok "idle script: a heap snapshot for each second ($n)" $([ "$n" -ge 2 ]; echo $?)
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
