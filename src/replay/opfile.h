@@ -36,4 +36,16 @@ typedef struct HtOpRec {
   uint64_t aux;              /* alignment or replaced handle */
 } HtOpRec;
 
+/* The runner's series comes back as text lines of these seven fields. */
+/* One sample of a runner's series. */
+typedef struct HtReplaySample {
+  uint64_t index;            /* op after which it was taken */
+  uint64_t used;             /* live requested bytes */
+  int64_t rss;               /* anonymous resident bytes above the baseline */
+  int64_t mapped;            /* virtual bytes above the baseline */
+  uint64_t a_in_use;         /* the allocator's own in-use figure (0 = none) */
+  uint64_t a_mapped;         /* the allocator's own mapped figure (0 = none) */
+  uint64_t op_ns;            /* time in the allocator since the last sample */
+} HtReplaySample;
+
 #endif

@@ -4,6 +4,7 @@
 #define HT_REPLAY_H
 
 #include <stdio.h>
+#include "opfile.h"
 #include "../format/reader.h"
 
 /* What the operations file holds. */
@@ -15,16 +16,6 @@ typedef struct HtReplayPrep {
   uint64_t unknown_frees;    /* frees of blocks from before the recording */
 } HtReplayPrep;
 
-/* One sample of a runner's series. */
-typedef struct HtReplaySample {
-  uint64_t index;            /* op after which it was taken */
-  uint64_t used;             /* live requested bytes */
-  int64_t rss;               /* anonymous resident bytes above the baseline */
-  int64_t mapped;            /* virtual bytes above the baseline */
-  uint64_t a_in_use;         /* the allocator's own in-use figure (0 = none) */
-  uint64_t a_mapped;         /* the allocator's own mapped figure (0 = none) */
-  uint64_t op_ns;            /* time in the allocator since the last sample */
-} HtReplaySample;
 
 /* One allocator's replay. */
 typedef struct HtReplayResult {

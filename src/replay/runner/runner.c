@@ -35,16 +35,6 @@ typedef struct Slot {
   uint64_t size;             /* requested bytes */
 } Slot;
 
-typedef struct Sample {
-  uint64_t index;            /* op after which it was taken */
-  uint64_t used;             /* live requested bytes */
-  int64_t rss;               /* anonymous resident bytes above the baseline */
-  int64_t mapped;            /* virtual size above the baseline */
-  uint64_t a_in_use;         /* driver stats: in use */
-  uint64_t a_mapped;         /* driver stats: mapped */
-  uint64_t op_ns;            /* time inside the driver since the last sample */
-} Sample;
-
 typedef struct Runner {
   const heaptape_driver *d;  /* driver table */
   void *st;                  /* driver state */
@@ -344,7 +334,7 @@ int main(int argc, char **argv)
   const HtOpRec *ops = (const HtOpRec *)(h + 1);
   uint64_t nh = h->nhandles, nsamp = h->nops / interval + 3;
   Slot *slot = runner_anon((nh + 1) * sizeof(Slot));
-  Sample *samp = runner_anon(nsamp * sizeof(Sample));
+  HtReplaySample *samp = runner_anon(nsamp * sizeof(HtReplaySample));
   FILE *res = fopen(argv[3], "w"), *ser = fopen(argv[4], "w");
   R.statm = open("/proc/self/statm", O_RDONLY);
   if (!slot || !samp || !res || !ser || R.statm < 0) {
@@ -368,12 +358,12 @@ int main(int argc, char **argv)
     int at_peak = i == h->peak_index && h->peak;
     if (i + 1 != next && !at_peak && i + 1 != h->nops) continue;
     if (i + 1 == next) next += interval;
-    Sample *s = &samp[n < nsamp ? n : nsamp - 1];
+    HtReplaySample *s = &samp[n < nsamp ? n : nsamp - 1];
     int64_t size, rss;
     runner_statm(&R, &size, &rss);
     heaptape_driver_stats ds = {0};
     if (R.d->stats) R.d->stats(R.st, &ds);
-    *s = (Sample){.index = i, .used = used, .rss = rss - R.base_rss,
+    *s = (HtReplaySample){.index = i, .used = used, .rss = rss - R.base_rss,
                   .mapped = size - R.base_size, .a_in_use = ds.in_use,
                   .a_mapped = ds.mapped, .op_ns = R.ns_total - ns_mark};
     ns_mark = R.ns_total;
