@@ -283,6 +283,16 @@ static void lh_fc_put(const void *pc, const void *proto, uint64_t id)
 */
 
 #ifdef LH_JIT
+/* The frame below f, whose link word is link: a Lua frame's link is the
+** return pc (the caller's base is in the CALL instruction before it), any
+** other frame's link is its size with the type bits. */
+static inline const uint64_t *lh_jit_prev(const uint64_t *f, uint64_t link)
+{
+  if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA)
+    return f - (2 + ((((const uint32_t *)(uintptr_t)link)[-1] >> 8) & 0xff));
+  return (const uint64_t *)((const char *)f - (link & ~(uint64_t)LJ_FRAME_TYPEP));
+}
+
 /* Location of the Lua frame f of co (fn its function, nf the frame above it). */
 static uint64_t lh_jit_lua(lua_State *co, const uint64_t *stack, const uint64_t *f,
                            const uint64_t *nf, const uint8_t *fn)
@@ -328,10 +338,7 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
     }
     pseudo = (link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG;
     nf = f;
-    if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA)
-      f -= 2 + ((((const uint32_t *)(uintptr_t)link)[-1] >> 8) & 0xff);
-    else
-      f = (const uint64_t *)((const char *)f - (link & ~(uint64_t)LJ_FRAME_TYPEP));
+    f = lh_jit_prev(f, link);
   }
   return n;
 }
@@ -557,10 +564,7 @@ static const char *lh_verify_frames(lua_State *L, const uint64_t *stack)
     }
     pseudo = (link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG;
     nf = f;
-    if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA)
-      f -= 2 + ((((const uint32_t *)(uintptr_t)link)[-1] >> 8) & 0xff);
-    else
-      f = (const uint64_t *)((const char *)f - (link & ~(uint64_t)LJ_FRAME_TYPEP));
+    f = lh_jit_prev(f, link);
   }
   if (lua_getstack(L, level, &ar)) return "stack frames are not linked as in LuaJIT 2.1 (GC64)";
   return NULL;
