@@ -248,14 +248,17 @@ HT_INLINE int ht_record_due(uint64_t n)
   return HT_LIKELY(t->sample_left > 0) ? 1 : 2;
 }
 
-/* malloc and the operator new family. */
+/* malloc and the operator new family. The sampling decision comes before
+** the call, so an unsampled block is a tail call to glibc (a failed call
+** still counts its bytes: a bias only on allocation failure). */
 HT_INLINE void *ht_record_malloc(size_t n, unsigned kind)
 {
   if (!ht_record_on()) return __libc_malloc(n);
+  int pre = ht_record_due(n);
+  if (HT_LIKELY(pre == 1)) return __libc_malloc(n);
   ht_guard++;
   void *p = __libc_malloc(n);
-  int pre;
-  if (p && (pre = ht_record_due(n)) != 1) ht_record_alloc(p, n, kind, 0, pre);
+  if (p) ht_record_alloc(p, n, kind, 0, pre);
   ht_guard--;
   return p;
 }

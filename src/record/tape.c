@@ -16,7 +16,7 @@
 
 #define TAPE_MAXBUF 2048               /* buffers in the reserved region (128 MiB) */
 #define TAPE_FLUSH_NS 100000000ULL     /* periodic flush and RSS interval */
-#define TAPE_TICK_NS 1000000L          /* writer thread wake-up */
+#define TAPE_TICK_NS 1000000L          /* writer thread wake-up (full trace) */
 
 enum { TAPE_OFF = 0, TAPE_ENV = 1, TAPE_SINK = 2 };
 
@@ -32,6 +32,9 @@ typedef struct Tape {
   pthread_t thread;          /* the writer thread */
   int has_thread;            /* thread was created */
   _Atomic int quit;          /* ask the writer thread to finish */
+  pthread_mutex_t quit_lock; /* with quit_cond: wakes the writer to finish */
+  pthread_cond_t quit_cond;
+  int direct_clock;          /* sampled: events read the clock themselves */
   _Atomic int active;        /* between start and stop */
   HtStream own;              /* writer thread's stream: RSS, MODULE */
   uint8_t *own_body;         /* its body */
@@ -39,7 +42,9 @@ typedef struct Tape {
   uint64_t last_flush;       /* last periodic flush (ns since start) */
 } Tape;
 
-static Tape tape = { .fd = -1, .dict_lock = PTHREAD_MUTEX_INITIALIZER };
+static Tape tape = { .fd = -1, .dict_lock = PTHREAD_MUTEX_INITIALIZER,
+                     .quit_lock = PTHREAD_MUTEX_INITIALIZER,
+                     .quit_cond = PTHREAD_COND_INITIALIZER };
 static _Atomic uint64_t tape_now;      /* coarse clock: ns since start */
 static uint8_t *buf_region;            /* TAPE_MAXBUF buffers, reserved */
 static _Atomic uint32_t buf_used;      /* buffers handed out of the region */
@@ -71,18 +76,21 @@ uint64_t ht_clock_ns(int clk)
   return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Nanoseconds since start, as last published by the writer thread (1 ms). */
-uint64_t ht_clock_coarse(void)
-{
-  return atomic_load_explicit(&tape_now, memory_order_relaxed);
-}
-
 /* Publish the coarse clock. */
 static uint64_t tape_tick(void)
 {
   uint64_t now = ht_clock_ns(CLOCK_MONOTONIC) - ht_g.t0;
   atomic_store_explicit(&tape_now, now, memory_order_relaxed);
   return now;
+}
+
+/* Nanoseconds since start: as last published by the writer thread (1 ms)
+** when every call is traced; read afresh when sampling, whose events are too
+** rare to pay for a writer thread waking up a thousand times a second. */
+uint64_t ht_clock_coarse(void)
+{
+  if (tape.direct_clock) return tape_tick();
+  return atomic_load_explicit(&tape_now, memory_order_relaxed);
 }
 
 /* -- Buffer pool ------------------------------------------------------------ */
@@ -235,9 +243,16 @@ static void *tape_thread(void *arg)
   ht_guard = 1;                         /* nothing this thread does is recorded */
   tape.own.tid = (uint32_t)syscall(SYS_gettid);
   tape.last_flush = tape_tick();
+  long tick = tape.direct_clock ? (long)TAPE_FLUSH_NS : TAPE_TICK_NS;
   while (!atomic_load(&tape.quit)) {
-    struct timespec ts = { 0, TAPE_TICK_NS };
-    nanosleep(&ts, NULL);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += tick;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_mutex_lock(&tape.quit_lock);
+    while (!atomic_load(&tape.quit) &&
+           pthread_cond_timedwait(&tape.quit_cond, &tape.quit_lock, &ts) != ETIMEDOUT) {}
+    pthread_mutex_unlock(&tape.quit_lock);
     uint64_t now = tape_tick();
     tape_drain();
     if (now - tape.last_flush >= TAPE_FLUSH_NS) {
@@ -290,6 +305,7 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   tape.arg = arg;
   tape.on_stop = on_stop;
   atomic_store(&tape.quit, 0);
+  tape.direct_clock = info->sample != 0;
   info->pid = ht_g.pid;
   info->start_ns = ht_clock_ns(CLOCK_REALTIME);
   info->clock = HT_CLOCK_MONOTONIC;
@@ -308,6 +324,11 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   ht_maps_scan(&tape.own);
   atomic_store(&ht_g.running, 1);
   atomic_store(&ht_g.native, native);
+  pthread_condattr_t ca;                 /* the writer's deadlines are monotonic */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&tape.quit_cond, &ca);
+  pthread_condattr_destroy(&ca);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -344,7 +365,10 @@ int ht_tape_stop(uint64_t status)
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
   if (tape.has_thread) {
+    pthread_mutex_lock(&tape.quit_lock);
     atomic_store(&tape.quit, 1);
+    pthread_cond_signal(&tape.quit_cond);
+    pthread_mutex_unlock(&tape.quit_lock);
     pthread_join(tape.thread, NULL);
     tape.has_thread = 0;
   }
@@ -522,6 +546,7 @@ void ht_tape_atfork_child(void)
     tape.mode = TAPE_OFF;
     tape.fd = -1;
     pthread_mutex_init(&tape.dict_lock, NULL);
+    pthread_mutex_init(&tape.quit_lock, NULL);
     atomic_store(&tape.active, 0);
   }
   ht_guard--;
