@@ -12,6 +12,10 @@
 #   full     heaptape record -o T -- PROG          (libunwind, every event)
 #   fp       heaptape record --unwind fp -o T -- PROG
 #   s512     heaptape record --sample 512K -o T -- PROG
+#   s512c    the same with an empty debug-file cache (debugcache.h): what
+#            the first recording of these binaries costs; every other
+#            heaptape mode runs with the bench's own cache, warm after the
+#            first run
 #   htrack   heaptrack -o H PROG                   (Debian's heaptrack)
 # Wall is elapsed time; CPU is user+sys of every process of the mode (the
 # recorder's writer thread, heaptape record's finalisation, heaptrack's
@@ -32,6 +36,7 @@ HT=$B/heaptape
 command -v heaptrack >/dev/null || { echo "bench_record: heaptrack is not installed" >&2; exit 1; }
 W=$(mktemp -d /tmp/ht-brec.XXXXXX)
 trap 'rm -rf "$W"' EXIT
+export HEAPTAPE_CACHE="$W/cache"
 . "$ROOT/bench/workloads.sh"
 
 # fpapp: our C++ workload with frame pointers everywhere in its own code.
@@ -39,7 +44,7 @@ ${CXX:-g++} -std=c++17 -O2 -g -fno-omit-frame-pointer -o "$W/fpapp" "$ROOT/bench
 wl_fpapp() { "$@" "$W/fpapp" 1; }
 WORKLOADS="$WORKLOADS fpapp"
 WORKLOADS=${ONLY:-$WORKLOADS}   # ONLY="fpapp perl": run just those
-MODES="native full fp s512 htrack"
+MODES="native full fp s512 s512c htrack"
 
 # Runs argv, polls the process tree's peak RSS; prints "wall cpu peak_kib".
 cat > "$W/meas.py" <<'PYEOF'
@@ -92,6 +97,8 @@ run() {
     full)   wl_$1 python3 "$W/meas.py" "$HT" record -o "$W/$1.full.tape" -- ;;
     fp)     wl_$1 python3 "$W/meas.py" "$HT" record --unwind fp -o "$W/$1.fp.tape" -- ;;
     s512)   wl_$1 python3 "$W/meas.py" "$HT" record --sample 512K -o "$W/$1.s512.tape" -- ;;
+    s512c)  rm -rf "$W/cold"
+            wl_$1 env HEAPTAPE_CACHE="$W/cold" python3 "$W/meas.py" "$HT" record --sample 512K -o "$W/$1.s512c.tape" -- ;;
     htrack) [ -f "$W/$1.htskip" ] && return
             rm -f "$W/$1.ht.zst"
             wl_$1 python3 "$W/meas.py" timeout "$HT_TIMEOUT" heaptrack -o "$W/$1.ht" >"$W/one"

@@ -10,7 +10,8 @@ libunwind-dev libdw-dev libelf-dev libpng-dev"
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
 libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler"
 # Real programs the tests record, and the tools they compare against.
-TESTS="python3 sqlite3 perl heaptrack file binutils procps"
+# libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
+TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"
 # The pictures' checks: go tool pprof reads the pprof exports, headless
 # Chromium renders the SVG and HTML outputs (both large: ~300 MB together).
 TESTS="$TESTS golang-go chromium"

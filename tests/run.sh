@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 export HEAPTAPE="$PWD/$B/heaptape" HT_BUILD="$PWD/$B" HT_ROOT="$PWD"
 passed=0 failed=0
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+# Uncompressed debug files are cached per user (src/analyze/debugcache.h):
+# the suite keeps its own, made afresh on every run.
+cache=$(mktemp -d); export HEAPTAPE_CACHE="$cache"
+log=$(mktemp); trap 'rm -rf "$log" "$cache"' EXIT
 
 # Add the counts of a "N passed, N failed" line from $log; a missing line is a failure.
 tally() {

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "symbolize.h"
+#include "debugcache.h"
 #include "pump.h"
 #include "../base/livetab.h"
 #include "../base/map.h"
@@ -118,9 +119,30 @@ static double sym_now(void)
 
 /* -- Modules -------------------------------------------------------------- */
 
+/* libdwfl's search (.gnu_debuglink, /usr/lib/debug), behind the cache of
+** uncompressed copies by build id (debugcache.h). */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
+                              Dwarf_Addr base, const char *file, const char *link,
+                              GElf_Word crc, char **name)
+{
+  const unsigned char *bid;
+  GElf_Addr va;
+  int len = dwfl_module_build_id(mod, &bid, &va);
+  int fd = len > 0 ? ht_debugcache_open(bid, (size_t)len, name) : -1;
+  if (fd >= 0) return fd;
+  fd = dwfl_standard_find_debuginfo(mod, ud, modname, base, file, link, crc, name);
+  char *copy;
+  int c = fd >= 0 && len > 0 ? ht_debugcache_store(bid, (size_t)len, fd, &copy) : -1;
+  if (c < 0) return fd;
+  close(fd);
+  free(*name);
+  *name = copy;
+  return c;
+}
+
 static const Dwfl_Callbacks sym_callbacks = {
   .find_elf = dwfl_build_id_find_elf,           /* unused: files are reported by fd */
-  .find_debuginfo = dwfl_standard_find_debuginfo, /* .gnu_debuglink, /usr/lib/debug */
+  .find_debuginfo = sym_find_debuginfo,
   .section_address = dwfl_offline_section_address,
   .debuginfo_path = NULL,
 };
