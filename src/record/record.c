@@ -363,17 +363,18 @@ HT_INLINE void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t alig
   ThreadRec *t = rec_get();
   if (HT_UNLIKELY(!t) || !rec_sample(t, p, n, pre)) return;
   uint64_t v[HT_MAXFRAMES];
+  const uint64_t *fr = v;             /* a runtime's frames are used in place */
   uint32_t nf;
   if (rt) {
     nf = depth > HT_MAXFRAMES ? HT_MAXFRAMES : depth;
-    for (uint32_t i = 0; i < nf; i++) v[i] = rt[i];
+    fr = rt;
   } else {
     nf = rec_capture(t, v);
   }
   uint64_t seq = atomic_fetch_add_explicit(&ht_g.seq, 1, memory_order_relaxed);
   if (!rec_enter(t)) return;
   rec_prepare(t, nf);
-  uint32_t leaf = rec_stack(t, v, nf);
+  uint32_t leaf = rec_stack(t, fr, nf);
   ht_stream_alloc(&t->st, seq, kind, n, (uintptr_t)p, leaf, align, 0);
   rec_leave(t);
 }
