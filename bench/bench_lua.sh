@@ -1,6 +1,6 @@
 #!/bin/sh
 # heaptape bench -- overhead of the Lua module on both VMs, JIT on and off.
-# usage: [B=build] [RUNS=5] bench/bench_lua.sh [LJTC_BENCH_DIR]
+# usage: [B=build] [RUNS=5] [ONLY="names"] bench/bench_lua.sh [LJTC_BENCH_DIR]
 # LJTC_BENCH_DIR is the bench/ directory of a checkout of
 # the public LuaJIT-test-cleanup repository (or the checkout itself); its
 # scripts (binary-trees, life, fasta, md5, ray, scimark-lu) stay out of this
@@ -56,6 +56,7 @@ echo "| bench | args | vm | jit | bare CPU s | recorded CPU s | CPU ratio | bare
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for b in $list; do
   name=$(basename "$b" .lua)
+  case " ${ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac  # ONLY="life md5"
   for mode in 5.4 on off; do
     if [ "$mode" = 5.4 ]; then
       exe=lua5.4; vm=5.4; jit=-; opt="-e"; cpath=LUA_CPATH_5_4; init=LUA_INIT_5_4
