@@ -119,8 +119,38 @@ static double sym_now(void)
 
 /* -- Modules -------------------------------------------------------------- */
 
-/* libdwfl's search (.gnu_debuglink, /usr/lib/debug), behind the cache of
-** uncompressed copies by build id (debugcache.h). */
+/* libdwfl's default search without its last resort, debuginfod: the
+** build-id tree under /usr/lib/debug, then the .gnu_debuglink name beside
+** the file, in its .debug/ and under /usr/lib/debug/<its directory>. With
+** DEBUGINFOD_URLS empty that last resort finds nothing, but asking costs
+** loading libdebuginfod and ~35 libraries behind it (curl, gnutls, krb5):
+** ~10 ms, half of finalising a small tape. */
+static int sym_local_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
+                               Dwarf_Addr base, const char *file, const char *link,
+                               GElf_Word crc, char **name)
+{
+  int fd = dwfl_build_id_find_debuginfo(mod, ud, modname, base, file, link, crc, name);
+  if (fd >= 0 || !link || !*link || !file || strchr(link, '/')) return fd;
+  const char *slash = strrchr(file, '/');
+  int dn = slash ? (int)(slash - file) : 1;
+  const char *dir = slash ? file : ".";
+  static const char *const where[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+  for (size_t i = 0; i < HT_COUNTOF(where); i++) {
+    if (i == 2 && dir[0] != '/') break;
+    char path[4096];
+    if (snprintf(path, sizeof(path), where[i], dn, dir, link) >= (int)sizeof(path)) continue;
+    if (!strcmp(path, file)) continue;          /* the file itself is no debug file */
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if ((*name = strdup(path))) return fd;
+    close(fd);
+  }
+  return -1;
+}
+
+/* The local search (or libdwfl's own, debuginfod included, when
+** DEBUGINFOD_URLS names a server), behind the cache of uncompressed copies
+** by build id (debugcache.h). */
 static int sym_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
                               Dwarf_Addr base, const char *file, const char *link,
                               GElf_Word crc, char **name)
@@ -130,7 +160,9 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
   int len = dwfl_module_build_id(mod, &bid, &va);
   int fd = len > 0 ? ht_debugcache_open(bid, (size_t)len, name) : -1;
   if (fd >= 0) return fd;
-  fd = dwfl_standard_find_debuginfo(mod, ud, modname, base, file, link, crc, name);
+  const char *urls = getenv("DEBUGINFOD_URLS");
+  fd = (urls && *urls ? dwfl_standard_find_debuginfo : sym_local_debuginfo)
+       (mod, ud, modname, base, file, link, crc, name);
   char *copy;
   int c = fd >= 0 && len > 0 ? ht_debugcache_store(bid, (size_t)len, fd, &copy) : -1;
   if (c < 0) return fd;

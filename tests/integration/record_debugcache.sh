@@ -48,6 +48,15 @@ HEAPTAPE_CACHE=$C "$HEAPTAPE" record -o "$T/d.tape" -- "$T/dc" 2>/dev/null
 D=$T/nocache
 HEAPTAPE_CACHE=off HOME=$D "$HEAPTAPE" record -o "$T/e.tape" -- "$T/dc" 2>/dev/null
 [ "$(site "$T/e.tape")" -ge 1 ] && [ ! -e "$D" ]; ok "cache off: symbols from the original, nothing written" $?
+# A module without any debug file, and no debuginfod server configured:
+# finalisation must not load libdebuginfod (and its ~35 libraries) to ask.
+mv "$T/dc.debug" "$T/dc.debug.away"
+HEAPTAPE_CACHE=off "$HEAPTAPE" record --no-symbols -o "$T/n.tape" -- "$T/dc" 2>/dev/null
+env -u DEBUGINFOD_URLS HEAPTAPE_CACHE=off LD_DEBUG=files "$HEAPTAPE" symbolize "$T/n.tape" 2>"$T/ld.txt"
+grep -q 'file=libdw' "$T/ld.txt" && ! grep -q 'file=libdebuginfod' "$T/ld.txt"
+ok "no debug file, no DEBUGINFOD_URLS: libdebuginfod never loaded" $?
+mv "$T/dc.debug.away" "$T/dc.debug"
+
 "$HEAPTAPE" report "$T/a.tape" | sed -E "1,8d; s/[0-9]+\.[0-9]+ s/T s/g" > "$T/ra"
 "$HEAPTAPE" report "$T/e.tape" | sed -E "1,8d; s/[0-9]+\.[0-9]+ s/T s/g" > "$T/re"
 [ -s "$T/ra" ] && cmp -s "$T/ra" "$T/re"; ok "report with and without the cache identical" $?
