@@ -119,6 +119,18 @@ static double sym_now(void)
 
 /* -- Modules -------------------------------------------------------------- */
 
+/* Does the ELF file open as fd carry build id bid? */
+static int sym_same_build_id(int fd, const uint8_t *bid, size_t len)
+{
+  elf_version(EV_CURRENT);
+  Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+  const void *b = NULL;
+  ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &b) : -1;
+  int same = n == (ssize_t)len && !memcmp(b, bid, len);
+  if (elf) elf_end(elf);
+  return same;
+}
+
 /* libdwfl's default search without its last resort, debuginfod: the
 ** build-id tree under /usr/lib/debug, then the .gnu_debuglink name beside
 ** the file, in its .debug/ and under /usr/lib/debug/<its directory>. With
@@ -131,6 +143,9 @@ static int sym_local_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
 {
   int fd = dwfl_build_id_find_debuginfo(mod, ud, modname, base, file, link, crc, name);
   if (fd >= 0 || !link || !*link || !file || strchr(link, '/')) return fd;
+  const unsigned char *bid;
+  GElf_Addr va;
+  int len = dwfl_module_build_id(mod, &bid, &va);
   const char *slash = strrchr(file, '/');
   int dn = slash ? (int)(slash - file) : 1;
   const char *dir = slash ? file : ".";
@@ -142,7 +157,8 @@ static int sym_local_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
     if (!strcmp(path, file)) continue;          /* the file itself is no debug file */
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    if ((*name = strdup(path))) return fd;
+    if ((len <= 0 || sym_same_build_id(fd, bid, (size_t)len)) && (*name = strdup(path)))
+      return fd;                                /* a stale debug file is skipped */
     close(fd);
   }
   return -1;
@@ -227,13 +243,7 @@ static void sym_open(HtSymbolizer *s, SymModule *m)
     return;
   }
   if (m->bid_len) {
-    elf_version(EV_CURRENT);
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    const void *bid = NULL;
-    ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
-    int same = n == (ssize_t)m->bid_len && !memcmp(bid, m->bid, m->bid_len);
-    if (elf) elf_end(elf);
-    if (!same) {
+    if (!sym_same_build_id(fd, m->bid, m->bid_len)) {
       sym_warn(s, "%s: not the file that was recorded (build id differs); "
                "its addresses stay unsymbolised", m->path);
       close(fd);

@@ -55,6 +55,15 @@ HEAPTAPE_CACHE=off "$HEAPTAPE" record --no-symbols -o "$T/n.tape" -- "$T/dc" 2>/
 env -u DEBUGINFOD_URLS HEAPTAPE_CACHE=off LD_DEBUG=files "$HEAPTAPE" symbolize "$T/n.tape" 2>"$T/ld.txt"
 grep -q 'file=libdw' "$T/ld.txt" && ! grep -q 'file=libdebuginfod' "$T/ld.txt"
 ok "no debug file, no DEBUGINFOD_URLS: libdebuginfod never loaded" $?
+# A debug file of another build under the debuglink name: skipped (a build
+# id that differs would give wrong lines), the function still named.
+sed 's/return 0;/return 1 - 1;/' "$T/dc.c" > "$T/other.c"
+gcc -g -O0 -Wl,--build-id -o "$T/other" "$T/other.c" &&
+  objcopy --only-keep-debug "$T/other" "$T/dc.debug"
+HEAPTAPE_CACHE=off "$HEAPTAPE" record -o "$T/s.tape" -- "$T/dc" 2>/dev/null
+"$HEAPTAPE" report "$T/s.tape" > "$T/s.txt"
+grep -q make_block "$T/s.txt" && ! grep -q 'other\.c' "$T/s.txt"
+ok "stale debug file (other build id) beside the program: not used" $?
 mv "$T/dc.debug.away" "$T/dc.debug"
 
 "$HEAPTAPE" report "$T/a.tape" | sed -E "1,8d; s/[0-9]+\.[0-9]+ s/T s/g" > "$T/ra"
