@@ -29,7 +29,7 @@
 #endif
 
 #define LH_API __attribute__((visibility("default")))
-#define LH_MAXDEPTH 64            /* Lua frames kept per event (innermost) */
+#define LH_MAXDEPTH 64            /* Lua frames kept per event at most (innermost) */
 #define LH_MAXTHREADS 32          /* nested coroutines followed per event */
 #define LH_LOCS (1u << 16)        /* location intern slots */
 #define LH_ARENA (8u << 20)       /* bytes for interned names */
@@ -135,6 +135,7 @@ typedef struct LhProf {
   LhFrame *fc;             /* 2^LH_FC_BITS frame cache entries */
   uint64_t gen;            /* frame cache generation, bumped by prototype frees */
   int check;               /* HEAPTAPE_LUA_CHECK: verify walks against the debug API */
+  int maxdepth;            /* frames kept per event: HEAPTAPE_FRAMES, else LH_MAXDEPTH */
   uint64_t mismatches;     /* walks that differed from the reference */
   struct { lua_CFunction f; uint64_t id; } ccache[LH_CCACHE]; /* 0 id: builtin */
 #ifdef LH_JIT
@@ -321,7 +322,7 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n)
   const uint64_t *stack = LH_RD(const uint64_t *, co, LJ_L_STACK);
   const uint64_t *f = LH_RD(const uint64_t *, co, LJ_L_BASE) - 1, *nf = f;
   int pseudo = 0;                       /* f is the lower copy of a vararg frame */
-  while (f > stack + 1 && n < LH_MAXDEPTH) {
+  while (f > stack + 1 && n < lh.maxdepth) {
     const uint8_t *fn = (const uint8_t *)(uintptr_t)(f[-1] & LJ_GCMASK);
     uint64_t link = f[0];
     if (!pseudo && fn != (const uint8_t *)co) {    /* not a dummy frame */
@@ -348,7 +349,7 @@ static int lh_walk_ref(lua_State *co, uint64_t *ids, int n)
 {
   lua_Debug ar;
   const uint64_t *stack = LH_RD(const uint64_t *, co, LJ_L_STACK);
-  for (int level = 0; n < LH_MAXDEPTH && lua_getstack(co, level, &ar); level++) {
+  for (int level = 0; n < lh.maxdepth && lua_getstack(co, level, &ar); level++) {
     int idx = ar.i_ci & 0xffff;
     if (idx < 1) break;
     const uint8_t *fn = (const uint8_t *)(uintptr_t)(stack[idx - 1] & LJ_GCMASK);
@@ -434,7 +435,7 @@ static int lh_walk_thread(lua_State *co, uint64_t *ids, int n, int ref)
   lua_Debug ar;
   int builtin_top = n == 0, first_lua = 1;
   for (const void *ci = LH_RD(const void *, co, L54_L_CI);
-       n < LH_MAXDEPTH && ci && LH_RD(const void *, ci, L54_CI_PREV);
+       n < lh.maxdepth && ci && LH_RD(const void *, ci, L54_CI_PREV);
        ci = LH_RD(const void *, ci, L54_CI_PREV)) {
     const uint8_t *func = LH_RD(const uint8_t *, ci, L54_CI_FUNC);
     int tag = func[L54_TV_TAG];
@@ -469,7 +470,7 @@ static int lh_where(uint64_t *ids, int ref)
   if (LH_RD(uint8_t, lh.g, L54_G_GCSTOPEM)) { ids[0] = lh.internal_id; return 1; }
   lua_State *th[LH_MAXTHREADS];
   int nt = lh_threads(th, ref), n = 0;
-  for (int i = nt - 1; i >= 0 && n < LH_MAXDEPTH; i--) n = lh_walk_thread(th[i], ids, n, ref);
+  for (int i = nt - 1; i >= 0 && n < lh.maxdepth; i--) n = lh_walk_thread(th[i], ids, n, ref);
   if (!n) ids[n++] = lh.internal_id;
   return n;
 }
@@ -892,8 +893,10 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
   }
   lh.events = 0;
   lh.mismatches = 0;
-  const char *chk = getenv("HEAPTAPE_LUA_CHECK");
+  const char *chk = getenv("HEAPTAPE_LUA_CHECK"), *fr = getenv("HEAPTAPE_FRAMES");
   lh.check = chk && *chk && strcmp(chk, "0");
+  long nfr = fr ? strtol(fr, NULL, 10) : 0;   /* `heaptape record --frames N` */
+  lh.maxdepth = nfr >= 1 && nfr < LH_MAXDEPTH ? (int)nfr : LH_MAXDEPTH;
   lh.active = 1;
 #ifdef LH_JIT
   lh_jit_attach(L, 1);

@@ -76,5 +76,23 @@ ok "idle script: the tape has time in its idle second ($n records)" $([ "$n" -ge
 n=$("$HEAPTAPE" report --memprof --heap-snap-interval 1 "$T/idle.tape" 2>/dev/null | grep -c '===== HEAP SNAPSHOT')
 ok "idle script: a heap snapshot for each second ($n)" $([ "$n" -ge 2 ]; echo $?)
 
+# --frames N keeps the N innermost Lua frames: a 12-deep recursion is cut
+# to 2 (and 1), and the innermost frames (what --memprof shows) stay.
+printf 'local function rec(n)\n  if n == 0 then\n    local t = {}\n    for i = 1, 100 do t[i] = string.rep("x", i) end\n    return t\n  end\n  local t = rec(n - 1)\n  return t\nend\nfor _ = 1, 20 do rec(10) end\n' > "$T/deep.lua"
+# depth TAPE: frames of the deepest stack in its stack table.
+depth() { "$HEAPTAPE" dump "$1" 2>/dev/null | awk '$1 == "STACK" {p = $3; sub("parent=", "", p); d[$2] = d[p] + 1; if (d[$2] > m) m = d[$2]} END {print m + 0}'; }
+for exe in lua5.4 luajit; do
+  (cd "$T" && "$HEAPTAPE" record --lua -o "$T/d0.tape" -- "$exe" deep.lua >/dev/null 2>&1)
+  for f in 2 1; do
+    (cd "$T" && "$HEAPTAPE" record --lua --frames $f -o "$T/d$f.tape" -- "$exe" deep.lua >/dev/null 2>&1)
+  done
+  [ "$(depth "$T/d0.tape")" -ge 12 ] && [ "$(depth "$T/d2.tape")" = 2 ] && [ "$(depth "$T/d1.tape")" = 1 ]
+  ok "$exe: --frames 2 / 1 cut a $(depth "$T/d0.tape")-frame stack to $(depth "$T/d2.tape") / $(depth "$T/d1.tape")" $?
+  l0=$("$HEAPTAPE" report --memprof "$T/d0.tape" 2>/dev/null | grep -m1 '^@deep.lua:4: ')
+  l1=$("$HEAPTAPE" report --memprof "$T/d1.tape" 2>/dev/null | grep -m1 '^@deep.lua:4: ')
+  [ -n "$l0" ] && [ "$l0" = "$l1" ]
+  ok "$exe: --frames 1 charges the strings to deep.lua:4 as whole stacks do ($l1)" $?
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
