@@ -139,7 +139,8 @@ typedef struct LhProf {
   uint64_t mismatches;     /* walks that differed from the reference */
   struct { lua_CFunction f; uint64_t id; } ccache[LH_CCACHE]; /* 0 id: builtin */
 #ifdef LH_JIT
-  struct { const char *file; uint32_t line; } *tstart; /* trace start locations */
+  struct { const char *file; uint32_t line; uint64_t id; } *tstart; /* trace start
+                              ** locations, and their interned ids once known */
   int jit_attached;        /* jit.attach callback installed */
 #else
   lua_CFunction coresume;  /* coroutine.resume */
@@ -370,10 +371,14 @@ static int lh_where(uint64_t *ids, int ref)
 {
   int32_t vms = LH_RD(volatile int32_t, lh.g, LJ_G_VMSTATE);
   if (vms >= 0) {                       /* on trace vms */
-    const char *file = NULL;
-    uint32_t line = 0;
-    if (vms < LH_MAXTRACE && lh.tstart) { file = lh.tstart[vms].file; line = lh.tstart[vms].line; }
-    ids[0] = lh_intern(HEAPTAPE_LOC_TRACE, file, line, (uint64_t)vms, NULL);
+    if (vms < LH_MAXTRACE && lh.tstart) {  /* interned once per trace, not per event */
+      if (!lh.tstart[vms].id)
+        lh.tstart[vms].id = lh_intern(HEAPTAPE_LOC_TRACE, lh.tstart[vms].file,
+                                      lh.tstart[vms].line, (uint64_t)vms, NULL);
+      ids[0] = lh.tstart[vms].id;
+    } else {
+      ids[0] = lh_intern(HEAPTAPE_LOC_TRACE, NULL, 0, (uint64_t)vms, NULL);
+    }
     return 1;
   }
   if (vms != LJ_VMST_INTERP && vms != LJ_VMST_C) {  /* GC, exit, record, opt, asm */
@@ -765,6 +770,7 @@ static int lh_trace_cb(lua_State *L)
   lua_pushvalue(L, lua_upvalueindex(1));   /* jit.util.funcinfo */
   lua_pushvalue(L, 3);
   lua_pushvalue(L, 4);
+  lh.tstart[tr].id = 0;                   /* a new trace under that number */
   if (lua_pcall(L, 2, 1, 0) || !lua_istable(L, -1)) return 0;
   lua_getfield(L, -1, "source");
   lua_getfield(L, -2, "currentline");
