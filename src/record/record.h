@@ -117,13 +117,20 @@ typedef struct ThreadRec {
   uint64_t rng;          /* PRNG state */
   uintptr_t stk_lo, stk_hi; /* stack bounds for frame-pointer checks */
   HtUnwCache unw;        /* previous libunwind walk (stack-prefix cache) */
+  uint64_t seq_next, seq_end; /* sequence numbers reserved for this thread */
+  uint32_t seq_mode;     /* ht_g.seq_mode they were reserved under */
 } ThreadRec;
+
+/* A sequence number for RSS, MODULE and LOST records (record.c). */
+uint64_t ht_seq_shared(void) HT_HIDDEN;
 
 /* Global recorder state shared by record.c and tape.c. */
 typedef struct HtGlobal {
   _Atomic int running;   /* recording native/runtime events */
   _Atomic int native;    /* record the process's malloc/free */
   _Atomic uint64_t seq;  /* global sequence counter (next to hand out) */
+  _Atomic uint32_t seq_mode; /* epoch << 1 | 1 once two threads record */
+  _Atomic uint32_t claims;   /* threads that began recording this session */
   _Atomic(ThreadRec *) threads; /* registry of thread records */
   _Atomic uint64_t lost; /* events dropped overall */
   uint32_t pid;          /* recording process */

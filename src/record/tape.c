@@ -221,7 +221,7 @@ static void tape_rss(void)
   uint64_t pages = 0;
   for (p++; *p >= '0' && *p <= '9'; p++) pages = pages * 10 + (uint64_t)(*p - '0');
   ht_stream_time(&tape.own, ht_clock_coarse());
-  ht_stream_value(&tape.own, HT_R_RSS, atomic_fetch_add(&ht_g.seq, 1),
+  ht_stream_value(&tape.own, HT_R_RSS, ht_seq_shared(),
                   pages * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
@@ -298,6 +298,8 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   ht_g.unwind = (int)info->unwind;
   ht_g.frames = (int)info->frames;
   atomic_store(&ht_g.seq, 1);
+  atomic_store(&ht_g.claims, 0);        /* a new session: blocks of the old are void */
+  atomic_store(&ht_g.seq_mode, (atomic_load(&ht_g.seq_mode) | 1) + 1);
   atomic_store(&ht_g.lost, 0);
   atomic_store(&tape_now, 0);
   tape.events = 0;
@@ -379,7 +381,7 @@ int ht_tape_stop(uint64_t status)
   tape_rss();
   if (ht_maps_changed()) ht_maps_scan(&tape.own);
   uint64_t lost = atomic_load(&ht_g.lost);
-  if (lost) ht_stream_value(&tape.own, HT_R_LOST, atomic_fetch_add(&ht_g.seq, 1), lost);
+  if (lost) ht_stream_value(&tape.own, HT_R_LOST, ht_seq_shared(), lost);
   tape_own_flush(&tape.own, NULL);
   pthread_mutex_lock(&tape.dict_lock);
   ht_dict_flush(tape.dict, tape.w, ht_g.pid);
