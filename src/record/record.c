@@ -328,16 +328,14 @@ static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
   return (uint32_t)m;
 }
 
-/* -- Events --------------------------------------------------------------- */
-
 /* -- Sequence numbers -------------------------------------------------------- */
 
 /*
 ** Every event takes a global sequence number; readers merge the threads'
 ** streams by it. While a single thread records (the common case: one
 ** interpreter, one main loop) it reserves REC_SEQ_BLOCK numbers with one
-** locked add and hands them out itself; the locked add per event was ~8%
-** of a recorded Lua run. The first event of a second thread sets bit 0 of
+** locked add and hands them out itself; the locked add per event was
+** ~6-8% of a recorded Lua run. The first event of a second thread sets bit 0 of
 ** seq_mode before that thread takes any number, and from then on every
 ** thread takes one number per event. This keeps the order exact: if an
 ** event E2 of one thread causally follows an event E1 of another (a block
@@ -385,6 +383,8 @@ HT_INLINE uint64_t rec_seq(ThreadRec *t)
     return t->seq_next++;
   return rec_seq_slow(t);
 }
+
+/* -- Events --------------------------------------------------------------- */
 
 /* Prepare t's stream for one event with a stack of n frames (owner holds t). */
 HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
