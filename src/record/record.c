@@ -3,6 +3,7 @@
 #pragma GCC optimize("no-omit-frame-pointer")
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -31,9 +32,29 @@ static _Atomic uint64_t rec_count;   /* thread records claimed (seeds PRNGs) */
 
 static int rec_revive(ThreadRec *t);
 
-/* Try to own t's stream: 0 -> 1. A stopped stream (3) revives on restart. */
+/*
+** Owner and flusher. The owner appends to its thread's stream on every
+** event; the writer thread (the flusher) takes partially filled buffers
+** away every 100 ms and at stop. With the CAS protocol the owner CASes
+** state 0 -> 1 around each event: a locked instruction per event. With the
+** fence protocol (ht_g.asym, when the kernel has membarrier's private
+** expedited command) the owner stores busy = 1 and reads state, with only
+** a compiler barrier between; the flusher CASes state 0 -> 2, runs
+** membarrier (every thread of the process executes a full barrier), then
+** reads busy. As in Dekker's algorithm one of the two sees the other's
+** store: the flusher backs off if busy, the owner if state is not 0.
+*/
+static HT_NOINLINE int rec_enter_slow(ThreadRec *t);
+
+/* Try to own t's stream. A stopped stream (3) revives on restart. */
 HT_INLINE int rec_enter(ThreadRec *t)
 {
+  if (HT_LIKELY(ht_g.asym)) {
+    atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (HT_LIKELY(atomic_load_explicit(&t->state, memory_order_acquire) == 0)) return 1;
+    return rec_enter_slow(t);
+  }
   int exp = 0;
   while (!atomic_compare_exchange_weak_explicit(&t->state, &exp, 1,
                                                 memory_order_acquire,
@@ -48,7 +69,47 @@ HT_INLINE int rec_enter(ThreadRec *t)
 /* Release t's stream to the flusher. */
 HT_INLINE void rec_leave(ThreadRec *t)
 {
-  atomic_store_explicit(&t->state, 0, memory_order_release);
+  if (HT_LIKELY(ht_g.asym)) atomic_store_explicit(&t->busy, 0, memory_order_release);
+  else atomic_store_explicit(&t->state, 0, memory_order_release);
+}
+
+/* Fence protocol, the flusher holds t (2) or it is closed (3). */
+static HT_NOINLINE int rec_enter_slow(ThreadRec *t)
+{
+  for (;;) {
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+    int st;
+    while ((st = atomic_load_explicit(&t->state, memory_order_acquire)) == 2)
+      __builtin_ia32_pause();
+    if (st == 3) return rec_revive(t);
+    atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&t->state, memory_order_acquire) == 0) return 1;
+  }
+}
+
+/* membarrier(2) commands (linux/membarrier.h; expedited: kernel 4.14). */
+#define REC_MB_QUERY 0
+#define REC_MB_GLOBAL 1
+#define REC_MB_PRIVATE_EXPEDITED (1 << 3)
+#define REC_MB_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+
+/* Choose the owner protocol for this process (constructor, fork child);
+** HEAPTAPE_NO_MEMBARRIER=1 keeps the CAS protocol. */
+void ht_record_fences(void)
+{
+  const char *no = getenv("HEAPTAPE_NO_MEMBARRIER");
+  long cmds = no && *no && strcmp(no, "0") ? -1 : syscall(SYS_membarrier, REC_MB_QUERY, 0, 0);
+  ht_g.asym = cmds > 0 && (cmds & REC_MB_REGISTER_PRIVATE_EXPEDITED) &&
+              syscall(SYS_membarrier, REC_MB_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* A full barrier on every thread of the process; 0 on success (the
+** global command, slower, if the expedited one ever fails). */
+static int rec_fence_all(void)
+{
+  if (!syscall(SYS_membarrier, REC_MB_PRIVATE_EXPEDITED, 0, 0)) return 0;
+  return (int)syscall(SYS_membarrier, REC_MB_GLOBAL, 0, 0);
 }
 
 /* Flush hook of a thread's stream: hand the full body to the writer thread. */
@@ -169,8 +230,8 @@ static HT_NOINLINE int rec_revive(ThreadRec *t)
   if (!b) { atomic_store(&t->state, 3); return 0; }
   t->buf = b;
   ht_record_thread_init(t);
-  atomic_store_explicit(&t->state, 1, memory_order_release);
-  return 1;
+  atomic_store_explicit(&t->state, 0, memory_order_release);
+  return rec_enter(t);                 /* as any event does */
 }
 
 /* Thread exit: after other key destructors ran, flush and retire the record. */
@@ -206,6 +267,11 @@ int ht_record_steal(ThreadRec *t, int final)
                                                memory_order_acquire,
                                                memory_order_relaxed))
     return exp == 3;
+  if (ht_g.asym && (rec_fence_all() ||
+                    atomic_load_explicit(&t->busy, memory_order_acquire))) {
+    atomic_store_explicit(&t->state, 0, memory_order_release);
+    return 0;                           /* the owner is appending: later */
+  }
   if (t->buf && t->st.p != t->st.buf) {
     HtBuf *nb = final ? NULL : ht_buf_get();
     if (nb || final) {

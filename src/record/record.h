@@ -96,7 +96,9 @@ typedef struct HtUnwCache {
 } HtUnwCache;
 
 typedef struct ThreadRec {
-  _Atomic int state;     /* 0 idle, 1 owner appending, 2 flusher swapping */
+  _Atomic int state;     /* 0 idle, 1 owner appending (CAS protocol), 2 flusher
+                         ** swapping, 3 closed */
+  _Atomic int busy;      /* owner appending (fence protocol, ht_g.asym) */
   _Atomic int linger;    /* 1 after its thread's last key destructor */
   uint64_t linger_ns;    /* when it started lingering */
   struct ThreadRec *next;/* registry list (push-only) */
@@ -121,6 +123,8 @@ typedef struct ThreadRec {
   uint32_t seq_mode;     /* ht_g.seq_mode they were reserved under */
 } ThreadRec;
 
+/* Register for membarrier and choose the owner protocol (each process). */
+void ht_record_fences(void) HT_HIDDEN;
 /* A sequence number for RSS, MODULE and LOST records (record.c). */
 uint64_t ht_seq_shared(void) HT_HIDDEN;
 
@@ -131,6 +135,8 @@ typedef struct HtGlobal {
   _Atomic uint64_t seq;  /* global sequence counter (next to hand out) */
   _Atomic uint32_t seq_mode; /* epoch << 1 | 1 once two threads record */
   _Atomic uint32_t claims;   /* threads that began recording this session */
+  int asym;              /* owners enter without a locked instruction: the
+                         ** flusher fences them with membarrier (record.c) */
   _Atomic(ThreadRec *) threads; /* registry of thread records */
   _Atomic uint64_t lost; /* events dropped overall */
   uint32_t pid;          /* recording process */

@@ -552,7 +552,10 @@ void ht_tape_atfork_child(void)
     atomic_store(&tape.active, 0);
   }
   ht_guard--;
-  if (was && mode == TAPE_ENV && ht_opt.follow_fork) ht_tape_start_env(1);
+  if (was && mode == TAPE_ENV && ht_opt.follow_fork) {
+    ht_record_fences();                 /* membarrier registration is per process */
+    ht_tape_start_env(1);
+  }
 }
 
 /* Finalise from _exit / _Exit: the exit status is known here. */
@@ -601,6 +604,7 @@ __attribute__((constructor(101))) static void tape_ctor(void)
   ht_guard++;
   ht_options_load();
   ht_record_setup();
+  ht_record_fences();
   ht_unwind_init();
   ht_maps_self((const void *)tape_ctor, &ht_g.self_lo, &ht_g.self_hi);
   pthread_atfork(ht_tape_atfork_prepare, ht_tape_atfork_parent, ht_tape_atfork_child);
