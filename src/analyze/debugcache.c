@@ -48,8 +48,7 @@ static char *dc_path(const char *dir, const uint8_t *bid, size_t len, int tmp)
   return p;
 }
 
-/* Is the file open as fd an ELF file with build id bid? */
-static int dc_valid(int fd, const uint8_t *bid, size_t bid_len)
+int ht_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 {
   elf_version(EV_CURRENT);
   Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -66,7 +65,7 @@ int ht_debugcache_open(const uint8_t *bid, size_t bid_len, char **path)
   char *p = dir ? dc_path(dir, bid, bid_len, 0) : NULL;
   free(dir);
   int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-  if (fd >= 0 && !dc_valid(fd, bid, bid_len)) {  /* damaged: make it again */
+  if (fd >= 0 && !ht_elf_has_build_id(fd, bid, bid_len)) {  /* damaged: make it again */
     close(fd);
     unlink(p);
     fd = -1;

@@ -24,6 +24,9 @@
 ** Nothing here is required: every failure means libdw inflates as before.
 */
 
+/* Is the ELF file open as fd one with build id bid? */
+int ht_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len) HT_HIDDEN;
+
 /* An open descriptor of the cached copy for build id bid, its path in
 ** *path (malloc'd); -1 when there is none or the cache is off. */
 int ht_debugcache_open(const uint8_t *bid, size_t bid_len, char **path) HT_HIDDEN;

@@ -1,7 +1,6 @@
 /* heaptape -- finalisation: every native address of a tape symbolised once with
 ** elfutils' libdwfl (inline chains from DWARF scopes) and appended as DICT packets. */
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <errno.h>
@@ -119,18 +118,6 @@ static double sym_now(void)
 
 /* -- Modules -------------------------------------------------------------- */
 
-/* Does the ELF file open as fd carry build id bid? */
-static int sym_same_build_id(int fd, const uint8_t *bid, size_t len)
-{
-  elf_version(EV_CURRENT);
-  Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-  const void *b = NULL;
-  ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &b) : -1;
-  int same = n == (ssize_t)len && !memcmp(b, bid, len);
-  if (elf) elf_end(elf);
-  return same;
-}
-
 /* libdwfl's default search without its last resort, debuginfod: the
 ** build-id tree under /usr/lib/debug, then the .gnu_debuglink name beside
 ** the file, in its .debug/ and under /usr/lib/debug/<its directory>. With
@@ -157,7 +144,7 @@ static int sym_local_debuginfo(Dwfl_Module *mod, void **ud, const char *modname,
     if (!strcmp(path, file)) continue;          /* the file itself is no debug file */
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    if ((len <= 0 || sym_same_build_id(fd, bid, (size_t)len)) && (*name = strdup(path)))
+    if ((len <= 0 || ht_elf_has_build_id(fd, bid, (size_t)len)) && (*name = strdup(path)))
       return fd;                                /* a stale debug file is skipped */
     close(fd);
   }
@@ -243,7 +230,7 @@ static void sym_open(HtSymbolizer *s, SymModule *m)
     return;
   }
   if (m->bid_len) {
-    if (!sym_same_build_id(fd, m->bid, m->bid_len)) {
+    if (!ht_elf_has_build_id(fd, m->bid, m->bid_len)) {
       sym_warn(s, "%s: not the file that was recorded (build id differs); "
                "its addresses stay unsymbolised", m->path);
       close(fd);

@@ -6,14 +6,22 @@
 # with the owner/flusher CAS protocol in place of membarrier fences.
 . "$(dirname "$0")/record_common.inc"
 OPS=${HT_STRESS_OPS:-1000000}
-out=$(rec "$T/s.tape" "$PROGS/rec_stress" "$OPS"); rc=$?
-ok "stress runs (exit $rc): $out" $rc
-sum=$(check "$T/s.tape"); crc=$?
-echo "  tape: $sum"
-ok "stress: zero ordering anomalies, sequence strictly increasing" $crc
-pa=$(field allocs "$out"); pr=$(field reallocs "$out"); ta=$(field allocs "$sum")
-want=$((pa + pr))
-[ "$ta" -ge "$want" ] && [ "$ta" -le $((want + 1000)) ]; ok "stress: every allocation on the tape ($ta vs $want)" $?
+
+# stress LABEL TAPE ARGS...: run rec_stress ARGS recorded; the tape must be
+# in order and hold every allocation the program counted. Sets out, sum.
+stress() {
+  label=$1 tape=$2; shift 2
+  out=$(rec "$tape" "$PROGS/rec_stress" "$@"); rc=$?
+  ok "$label runs (exit $rc): $out" $rc
+  sum=$(check "$tape"); crc=$?
+  echo "  tape: $sum"
+  ok "$label: zero ordering anomalies, sequence strictly increasing" $crc
+  pa=$(field allocs "$out"); pr=$(field reallocs "$out"); ta=$(field allocs "$sum")
+  want=$((pa + pr))
+  [ "$ta" -ge "$want" ] && [ "$ta" -le $((want + 1000)) ]; ok "$label: every allocation on the tape ($ta vs $want)" $?
+}
+
+stress stress "$T/s.tape" "$OPS"
 [ "$(field lost "$sum")" = 0 ]; ok "stress: nothing lost" $?
 "$HEAPTAPE" dump --no-stacks "$T/s.tape" | tail -n 1 | grep -q 'trailer yes'; ok "stress: trailer written" $?
 
@@ -24,14 +32,7 @@ sum=$(check "$T/c.tape"); crc=$?
 
 # The main thread alone first (numbers reserved in blocks), then beside 7
 # others, trading blocks through the mailbox from their first operation.
-out=$(rec "$T/l.tape" "$PROGS/rec_stress" "$((OPS / 2))" late); rc=$?
-ok "late threads runs (exit $rc): $out" $rc
-sum=$(check "$T/l.tape"); crc=$?
-echo "  tape: $sum"
-ok "late threads: zero ordering anomalies, sequence strictly increasing" $crc
-pa=$(field allocs "$out"); pr=$(field reallocs "$out"); ta=$(field allocs "$sum")
-want=$((pa + pr))
-[ "$ta" -ge "$want" ] && [ "$ta" -le $((want + 1000)) ]; ok "late threads: every allocation on the tape ($ta vs $want)" $?
+stress "late threads" "$T/l.tape" "$((OPS / 2))" late
 
 # The sharpest case of that change: blocks freed by the second thread are
 # allocated again by the main thread right after, while the main thread
