@@ -76,6 +76,12 @@ static void record_usage(FILE *f)
 "  HEAPTAPE_FRAMES        frames per stack (--frames)\n"
 "  HEAPTAPE_FOLLOW_FORK   0/1 (--follow-fork)\n"
 "  HEAPTAPE_FOLLOW_EXEC   0/1 (--follow-exec)\n"
+"  HEAPTAPE_NO_MEMBARRIER 1: threads own their buffers by CAS, not by the\n"
+"                         writer's membarrier fences (docs/INTERNALS.md)\n"
+"\n"
+"environment of heaptape record itself:\n"
+"  HEAPTAPE_CACHE         heaptape's cache directory (uncompressed debug files\n"
+"                         in debug/; default ~/.cache/heaptape), or off\n"
 "\n"
 "Statically linked programs cannot be recorded: LD_PRELOAD cannot reach them.\n",
     f);
