@@ -41,8 +41,8 @@ typedef struct ThreadState {
 } ThreadState;
 
 typedef struct Cursor {
-  const PacketRef *pk;       /* packet being decoded */
-  ThreadState *th;           /* its thread */
+  const PacketRef *pk;       /* packet being decoded (r->pk is fixed after the scan) */
+  ThreadState *th;           /* its thread (stable: see HtReader.th) */
   uint8_t *own;              /* decompressed body (owned), or NULL */
   const uint8_t *p, *end;    /* decode position and end of body */
   uint64_t seq;              /* last sequence number decoded */
@@ -92,7 +92,8 @@ struct HtReader {
   size_t nheap, capheap;     /* cursors, allocated */
   uint64_t ts_base;          /* time zero: header T0, else smallest ts0 */
   uint64_t ts_last;          /* last delivered timestamp (monotone) */
-  ThreadState *th;           /* streams */
+  ThreadState **th;          /* streams, each its own block: open cursors point
+                             ** at them while new threads grow this array */
   size_t nth, capth;         /* streams, allocated */
   HtMap thmap;               /* pid << 32 | tid -> index + 1 in th */
   StackNode *nodes;          /* global stack nodes, index = id */
@@ -511,17 +512,19 @@ static uint32_t stack_global(HtReader *r, ThreadState *t, uint64_t local)
   return r->unknown;
 }
 
-/* Stream state of (pid, tid), created on first use. */
+/* Stream state of (pid, tid), created on first use; the pointer stays
+** valid until the reader is closed. */
 static ThreadState *thread_get(HtReader *r, uint32_t pid, uint32_t tid)
 {
   uint64_t key = (uint64_t)pid << 32 | tid, *i = ht_map_get(&r->thmap, key);
-  if (i) return &r->th[*i - 1];
-  if (grow(&r->th, &r->capth, r->nth + 1, sizeof(ThreadState))) return NULL;
-  ThreadState *t = &r->th[r->nth++];
-  memset(t, 0, sizeof(*t));
+  if (i) return r->th[*i - 1];
+  if (grow(&r->th, &r->capth, r->nth + 1, sizeof(ThreadState *))) return NULL;
+  ThreadState *t = calloc(1, sizeof(*t));
+  if (!t) return NULL;
   t->pid = pid;
   t->tid = tid;
-  if (ht_map_put(&r->thmap, key, r->nth)) { r->nth--; return NULL; }
+  if (ht_map_put(&r->thmap, key, r->nth + 1)) { free(t); return NULL; }
+  r->th[r->nth++] = t;
   return t;
 }
 
@@ -897,7 +900,7 @@ int ht_reader_rewind(HtReader *r)
   r->pending = NULL;
   r->next_pk = 0;
   r->ts_last = 0;
-  for (size_t i = 0; i < r->nth; i++) r->th[i].nlocal = r->th[i].seen = 0;
+  for (size_t i = 0; i < r->nth; i++) r->th[i]->nlocal = r->th[i]->seen = 0;
   r->pass++;
   return 0;
 }
@@ -998,7 +1001,10 @@ void ht_reader_close(HtReader *r)
   if (!r) return;
   for (size_t i = 0; i < r->nheap; i++) cursor_free(r, r->heap[i]);
   free(r->heap);
-  for (size_t i = 0; i < r->nth; i++) free(r->th[i].local);
+  for (size_t i = 0; i < r->nth; i++) {
+    free(r->th[i]->local);
+    free(r->th[i]);
+  }
   free(r->th);
   ht_map_free(&r->thmap);
   free(r->nodes);

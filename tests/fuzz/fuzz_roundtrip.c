@@ -1,6 +1,7 @@
 /* heaptape -- fuzz target: bytes drive a writer (threads, events, stacks,
 ** resets); the tape is written twice and must be byte-identical, and the
-** reader must give back every event in order with its stack. */
+** reader must give back every event in order with its stack. Up to 1024
+** threads, so the reader's stream table grows while packets are open. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,26 +19,32 @@ static void flush(HtStream *s, void *ctx) { ht_writer_stream(ctx, s); }
 /* Consume one byte of input (0 when exhausted). */
 static uint8_t take(const uint8_t **p, const uint8_t *end) { return *p < end ? *(*p)++ : 0; }
 
-/* Write a tape from the input; return it, and fill want[] when non-NULL. */
+/* Write a tape from the input; return it, and fill want[] when non-NULL.
+** An op's low two bits pick one of four threads of the current bank; an op
+** of the last group with bit 6 set (and bit 7 clear) switches to the bank
+** named by the next byte: 256 banks, 1024 threads. */
 static Mem run(const uint8_t *data, size_t size, Want *want, size_t *nwant)
 {
   Mem m = {0};
   HtWriter *w = ht_writer_new(ht_mem_sink, &m, data[0] & 1 ? 1 : 0);
   HtTapeInfo info = {.pid = 7};
   ht_writer_header(w, &info);
-  enum { NT = 4 };
-  static uint8_t bufs[NT][512];
-  HtStream s[NT];
-  uint64_t next_id[NT], seq = 0, addr = 0x10000;
-  for (int i = 0; i < NT; i++) {
-    ht_stream_init(&s[i], bufs[i], sizeof(bufs[i]), 7, (uint32_t)i + 1, flush, w);
-    next_id[i] = 1;
-  }
+  enum { NT = 1024, BUF = 512 };
+  static HtStream *s[NT];    /* made on a thread's first use (32 KiB each) */
+  static uint8_t bufs[NT][BUF];
+  static uint64_t next_id[NT];
+  uint64_t seq = 0, addr = 0x10000;
+  unsigned bank = 0;
   const uint8_t *p = data + 1, *end = data + size;
   size_t n = 0;
   while (p < end && n < 4096) {
     uint8_t op = take(&p, end);
-    int t = op & 3;
+    int t = (int)(bank * 4 + (op & 3));
+    if (!s[t]) {
+      if (!(s[t] = malloc(sizeof(HtStream)))) abort();
+      ht_stream_init(s[t], bufs[t], BUF, 7, (uint32_t)t + 1, flush, w);
+      next_id[t] = 1;
+    }
     switch ((op >> 2) % 4) {
     case 0: case 1: { /* allocation with a fresh stack of up to 15 frames */
       uint64_t v[16];
@@ -45,29 +52,31 @@ static Mem run(const uint8_t *data, size_t size, Want *want, size_t *nwant)
       for (int i = 0; i < d; i++) v[i] = (uint64_t)take(&p, end) << ((i * 7) % 56);
       uint64_t id = 0;
       if (d) {
-        ht_stream_stack_define(&s[t], next_id[t], 0, v, (size_t)d);
+        ht_stream_stack_define(s[t], next_id[t], 0, v, (size_t)d);
         next_id[t] += (uint64_t)d;
         id = next_id[t] - 1;
       }
       addr += (uint64_t)take(&p, end) * 4096 - 300000;
       uint64_t size = (uint64_t)take(&p, end) << (take(&p, end) % 64);
       seq += 1 + take(&p, end) % 3;
-      ht_stream_alloc(&s[t], seq, 0, size, addr, id, 0, 0);
+      ht_stream_alloc(s[t], seq, 0, size, addr, id, 0, 0);
       want[n++] = (Want){seq, addr, size, (uint32_t)t + 1, d, d ? v[d - 1] : 0};
       break;
     }
     case 2:
       seq++;
-      ht_stream_free(&s[t], seq, 0, addr, 0);
+      ht_stream_free(s[t], seq, 0, addr, 0);
       want[n++] = (Want){seq, addr, 0, (uint32_t)t + 1, -1, 0};
       break;
     default:
-      if (op & 0x80) { ht_stream_stack_reset(&s[t]); next_id[t] = 1; }
-      else ht_stream_time(&s[t], (uint64_t)take(&p, end) * 1000000);
+      if (op & 0x80) { ht_stream_stack_reset(s[t]); next_id[t] = 1; }
+      else if (op & 0x40) bank = take(&p, end);
+      else ht_stream_time(s[t], (uint64_t)take(&p, end) * 1000000);
       break;
     }
   }
-  for (int i = 0; i < NT; i++) ht_writer_stream(w, &s[i]);
+  for (int i = 0; i < NT; i++)
+    if (s[i]) { ht_writer_stream(w, s[i]); free(s[i]); s[i] = NULL; }
   ht_writer_destroy(w);
   *nwant = n;
   return m;

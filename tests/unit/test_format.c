@@ -416,6 +416,47 @@ static void test_skips_unknown(void)
   free(m.p);
 }
 
+/* 1200 threads whose packets interleave, so hundreds of cursors are open
+** while new threads keep arriving: the reader's stream table grows under
+** them (issue 17: a cursor kept a pointer into it; ASan saw the write to the
+** freed table, and stacks defined through it were lost). */
+static void test_many_threads(void)
+{
+  enum { NTH = 1200 };
+  for (int zstd = 0; zstd <= 1; zstd++) {
+    size_t n = 36000;
+    Exp *exp = malloc(n * sizeof(Exp));
+    Mem m = gen_tape(2024 + (uint64_t)zstd, NTH, n, zstd, exp);
+    size_t got, bad;
+    CHECK_EQ(read_all(m.p, m.n, exp, n, 0, &got, &bad), 0);
+    CHECK_EQ(got, n);
+    CHECK_EQ(bad, 0);
+    /* Again after a rewind, counting the threads that took part. */
+    HtReader *r;
+    char err[200];
+    CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n, err, sizeof(err)), 0);
+    HtEvent ev;
+    while (ht_reader_next(r, &ev) > 0) {}
+    ht_reader_rewind(r);
+    static uint8_t seen[NTH];
+    memset(seen, 0, sizeof(seen));
+    size_t k = 0, bad2 = 0, threads = 0;
+    while (ht_reader_next(r, &ev) > 0) {
+      if (k >= n || !event_matches(r, &ev, &exp[k], 0)) bad2++;
+      k++;
+      uint32_t i = ev.tid - 100;
+      if (i < NTH && !seen[i]) { seen[i] = 1; threads++; }
+    }
+    CHECK_EQ(k, n);
+    CHECK_EQ(bad2, 0);
+    CHECK(threads > 1000);
+    CHECK_EQ(ht_reader_stats(r)->damaged, 0);
+    ht_reader_close(r);
+    free(m.p);
+    free(exp);
+  }
+}
+
 /* With HT_WRITE_CORPUS=DIR, also write small tapes as fuzz seeds. */
 static void write_corpus(const char *dir)
 {
@@ -473,5 +514,6 @@ int main(void)
   TEST(test_refuses);
   TEST(test_skips_unknown);
   TEST(test_stack_id_budget);
+  TEST(test_many_threads);
   return th_summary();
 }
