@@ -65,11 +65,11 @@ typedef struct StackNode {
 } StackNode;
 
 typedef struct Module {
-  char *path;                /* file path (owned) */
+  char *path;                /* file path, then the build id (one owned block) */
+  const uint8_t *build_id;   /* build id bytes, in path's block: stable as mods grows */
+  size_t build_id_len;       /* bytes of build_id */
   uint64_t base;             /* load base */
   uint64_t lo, hi;           /* address range covered by its segments */
-  uint8_t build_id[64];      /* build id bytes */
-  size_t build_id_len;       /* bytes of build_id */
 } Module;
 
 typedef struct SymEntry {
@@ -104,7 +104,8 @@ struct HtReader {
   Module *mods;              /* modules seen */
   size_t nmods, capmods;     /* modules, allocated */
   HtMap strmap;              /* dict id << 32 | str id -> index + 1 in strs */
-  char **strs;               /* dictionary strings (owned) */
+  char **strs;               /* dictionary strings (owned, kept until close:
+                             ** symbols point at them) */
   size_t nstrs, capstrs;     /* strings, allocated */
   HtMap symmap;              /* address -> index + 1 in symtab */
   SymEntry *symtab;          /* symbols */
@@ -258,12 +259,10 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
       if (grow(&r->strs, &r->capstrs, r->nstrs + 1, sizeof(char *))) return -1;
       char *s = hdr_str(p, n);
       if (!s) return -1;
-      uint64_t key = (uint64_t)dict << 32 | a, *old = ht_map_get(&r->strmap, key);
-      if (old) { free(r->strs[*old - 1]); r->strs[*old - 1] = s; }
-      else {
-        r->strs[r->nstrs++] = s;
-        if (ht_map_put(&r->strmap, key, r->nstrs)) return -1;
-      }
+      /* A redefined id names the new string from here on; symbols and
+      ** locations loaded before keep pointing at the old one. */
+      r->strs[r->nstrs++] = s;
+      if (ht_map_put(&r->strmap, (uint64_t)dict << 32 | a, r->nstrs)) return -1;
       p += n;
       break;
     }
@@ -748,13 +747,13 @@ static void reader_module(HtReader *r, const HtEvent *ev)
   if (!ev->nseg) lo = hi = ev->addr;
   for (size_t i = 0; i < r->nmods; i++)
     if (r->mods[i].base == ev->addr && r->mods[i].lo == lo) return;
-  char *path = hdr_str((const uint8_t *)ev->str, ev->len);
+  char *path = malloc(ev->len + 1 + ev->build_id_len);
   if (!path) return;
-  Module *m = &r->mods[r->nmods++];
-  *m = (Module){path, ev->addr, lo, hi, {0}, 0};
-  m->build_id_len = ev->build_id_len < sizeof(m->build_id) ? ev->build_id_len
-                                                            : sizeof(m->build_id);
-  memcpy(m->build_id, ev->build_id, m->build_id_len);
+  memcpy(path, ev->str, ev->len);
+  path[ev->len] = 0;
+  uint8_t *bid = (uint8_t *)path + ev->len + 1;
+  if (ev->build_id_len) memcpy(bid, ev->build_id, ev->build_id_len);
+  r->mods[r->nmods++] = (Module){path, bid, ev->build_id_len, ev->addr, lo, hi};
 }
 
 /* -- Merge ---------------------------------------------------------------- */

@@ -457,6 +457,83 @@ static void test_many_threads(void)
   }
 }
 
+/* Module paths and build ids stay valid while later MODULE events grow the
+** reader's module table (ht_reader_module_info: "valid with the reader"). */
+static void test_module_info_stable(void)
+{
+  Mem m = {0};
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, 0);
+  HtTapeInfo info = {.pid = 4242};
+  ht_writer_header(w, &info);
+  static uint8_t buf[4096];
+  HtStream s;
+  ht_stream_init(&s, buf, sizeof(buf), 4242, 1, gen_flush, w);
+  for (int i = 0; i < 100; i++) {
+    char path[32];
+    uint8_t bid[20];
+    snprintf(path, sizeof(path), "/lib/m%d.so", i);
+    memset(bid, i + 1, sizeof(bid));
+    HtSegment seg = {0, 0x1000, 5};
+    ht_stream_module(&s, (uint64_t)i + 1, 0, path, 0x10000ull * (uint64_t)(i + 1), bid,
+                     sizeof(bid), &seg, 1);
+  }
+  ht_writer_stream(w, &s);
+  ht_writer_destroy(w);
+  HtReader *r;
+  char err[200];
+  CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n, err, sizeof(err)), 0);
+  HtEvent ev;
+  const char *path0 = NULL;
+  const uint8_t *bid0 = NULL;
+  size_t nb0 = 0;
+  while (ht_reader_next(r, &ev) > 0) {
+    uint64_t lo, hi;
+    if (!path0) path0 = ht_reader_module_info(r, 0, &lo, &hi, &bid0, &nb0);
+  }
+  CHECK_EQ(ht_reader_module_count(r), 100);
+  CHECK(path0 && !strcmp(path0, "/lib/m0.so"));
+  CHECK_EQ(nb0, 20);
+  int same = bid0 != NULL;
+  for (size_t i = 0; same && i < nb0; i++) same = bid0[i] == 1;
+  CHECK(same);
+  uint64_t lo, hi;
+  const uint8_t *bid;
+  size_t nb;
+  const char *p99 = ht_reader_module_info(r, 99, &lo, &hi, &bid, &nb);
+  CHECK(p99 && !strcmp(p99, "/lib/m99.so") && nb == 20 && bid[19] == 100);
+  CHECK(lo == 0x640000 && hi == 0x641000);
+  ht_reader_close(r);
+  free(m.p);
+}
+
+/* A dictionary string id defined twice: symbols loaded before the second
+** definition keep the first string (it used to be freed under them). */
+static void test_dict_string_redefined(void)
+{
+  Mem m = {0};
+  HtWriter *w = ht_writer_new(ht_mem_sink, &m, 0);
+  HtTapeInfo info = {.pid = 4242};
+  ht_writer_header(w, &info);
+  for (int i = 0; i < 2; i++) { /* two writers of dictionary 0: string ids from 0 */
+    HtDict *d = ht_dict_new();
+    HtSymFrame f = {ht_dict_str(d, i ? "second" : "first"), 0, 10 + (uint32_t)i};
+    ht_dict_sym(d, 0x1000 + (uint64_t)i, &f, 1);
+    ht_dict_flush(d, w, 4242);
+    ht_dict_destroy(d);
+  }
+  ht_writer_destroy(w);
+  HtReader *r;
+  char err[200];
+  CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n, err, sizeof(err)), 0);
+  const HtSymbol *a, *b;
+  CHECK_EQ(ht_reader_symbol(r, 0x1000, &a), 1);
+  CHECK_EQ(ht_reader_symbol(r, 0x1001, &b), 1);
+  CHECK(a && a->func && !strcmp(a->func, "first") && a->line == 10);
+  CHECK(b && b->func && !strcmp(b->func, "second") && b->line == 11);
+  ht_reader_close(r);
+  free(m.p);
+}
+
 /* With HT_WRITE_CORPUS=DIR, also write small tapes as fuzz seeds. */
 static void write_corpus(const char *dir)
 {
@@ -515,5 +592,7 @@ int main(void)
   TEST(test_skips_unknown);
   TEST(test_stack_id_budget);
   TEST(test_many_threads);
+  TEST(test_module_info_stable);
+  TEST(test_dict_string_redefined);
   return th_summary();
 }
