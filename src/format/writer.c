@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY          /* ZSTD_createCCtx_advanced */
 #include <zstd.h>
 
 #include "writer.h"
@@ -34,6 +36,27 @@ static int writer_emit(HtWriter *w, const void *p, size_t n)
   return w->err;
 }
 
+/* zstd's memory straight from mmap: inside a profiled process the writer
+** thread would otherwise make glibc create a malloc arena for itself (64 MiB
+** of address space) on its first compression. Sizes are kept before each block. */
+static void *writer_zalloc(void *opaque, size_t n)
+{
+  (void)opaque;
+  size_t *p = mmap(NULL, n + 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  p[0] = n + 16;
+  return (uint8_t *)p + 16;
+}
+
+/* Return memory of writer_zalloc. */
+static void writer_zfree(void *opaque, void *q)
+{
+  (void)opaque;
+  if (!q) return;
+  size_t *p = (size_t *)((uint8_t *)q - 16);
+  munmap(p, p[0]);
+}
+
 /* Create a writer; allocation happens here only. */
 HtWriter *ht_writer_new(HtSink sink, void *arg, int zstd_level)
 {
@@ -46,7 +69,7 @@ HtWriter *ht_writer_new(HtSink sink, void *arg, int zstd_level)
   if (zstd_level > 0) {
     w->zcap = ZSTD_compressBound(HT_PACKET_MAX);
     w->zbuf = malloc(w->zcap);
-    w->zc = ZSTD_createCCtx();
+    w->zc = ZSTD_createCCtx_advanced((ZSTD_customMem){ writer_zalloc, writer_zfree, NULL });
     if (!w->zbuf || !w->zc) { ht_writer_destroy(w); return NULL; }
     ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, zstd_level);
     ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 0);

@@ -3,7 +3,9 @@
 #pragma GCC optimize("no-omit-frame-pointer")
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,24 +32,50 @@ PRELOAD void *reallocarray(void *p, size_t n, size_t m)
   return ht_record_realloc(p, b);
 }
 
-/* Is a a power of two? */
-HT_INLINE int preload_pow2(size_t a) { return a && !(a & (a - 1)); }
+/* The next definition of sym (glibc's), resolved once under the guard
+** (dlsym may allocate); NULL when there is none. */
+static void *preload_real(void *_Atomic *cache, const char *sym)
+{
+  void *f = atomic_load_explicit(cache, memory_order_relaxed);
+  if (HT_LIKELY(f != NULL)) return f;
+  ht_guard++;
+  f = dlsym(RTLD_NEXT, sym);
+  ht_guard--;
+  atomic_store_explicit(cache, f, memory_order_relaxed);
+  return f;
+}
+#define REAL(type, sym) \
+  ({ static void *_Atomic real_; (type)preload_real(&real_, #sym); })
 
-/* posix_memalign: alignment must be a power of two multiple of sizeof(void *). */
+/* The aligned allocators call glibc's own function, so that every odd
+** alignment gets exactly glibc's answer (and errno): the recorder observes. */
+typedef void *(*AlignedFn)(size_t, size_t);
+typedef int (*PosixMemalignFn)(void **, size_t, size_t);
+
+/* posix_memalign: glibc decides; a block it returns is recorded. */
 PRELOAD int posix_memalign(void **out, size_t a, size_t n)
 {
-  if (!preload_pow2(a) || a % sizeof(void *)) return EINVAL;
-  void *p = ht_record_memalign(a, n, HT_K_ALIGNED);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
+  PosixMemalignFn f = REAL(PosixMemalignFn, posix_memalign);
+  if (!f) return ENOMEM;
+  if (!ht_record_on()) return f(out, a, n);
+  ht_guard++;
+  int rc = f(out, a, n);
+  if (!rc) ht_record_alloc(*out, n, HT_K_ALIGNED, a, 0);
+  ht_guard--;
+  return rc;
 }
 
-/* aligned_alloc: C11; a power-of-two alignment. */
+/* aligned_alloc: C11; glibc 2.36 accepts any alignment, later ones do not. */
 PRELOAD void *aligned_alloc(size_t a, size_t n)
 {
-  if (!preload_pow2(a)) { errno = EINVAL; return NULL; }
-  return ht_record_memalign(a, n, HT_K_ALIGNED);
+  AlignedFn f = REAL(AlignedFn, aligned_alloc);
+  if (!f) f = __libc_memalign;
+  if (!ht_record_on()) return f(a, n);
+  ht_guard++;
+  void *p = f(a, n);
+  if (p) ht_record_alloc(p, n, HT_K_ALIGNED, a, 0);
+  ht_guard--;
+  return p;
 }
 
 /* C23 sized frees. */
@@ -61,16 +89,16 @@ PRELOAD void free_aligned_sized(void *p, size_t a, size_t n)
 /* malloc_usable_size: glibc's own answer (blocks are glibc's, unchanged). */
 PRELOAD size_t malloc_usable_size(void *p)
 {
-  static size_t (*real)(void *);
-  if (!p) return 0;
-  if (!real) {
-    ht_guard++;
-    real = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-    ht_guard--;
-    if (!real) return 0;
-  }
-  return real(p);
+  size_t (*f)(void *) = REAL(size_t (*)(void *), malloc_usable_size);
+  return p && f ? f(p) : 0;
 }
+
+/* -- How a process ends -------------------------------------------------------- */
+/* exit and return from main reach the library destructor; the others are
+** caught here: _exit and _Exit skip it, quick_exit ends in glibc's internal
+** _exit after the at_quick_exit handlers (the recorder's own handler, the
+** first registered, runs last), and pthread_exit from main leaves the
+** process to its last thread (src/record/tape.c "Process end"). */
 
 /* _exit and _Exit skip atexit and destructors: finalise the tape here. */
 PRELOAD void _exit(int status)
@@ -89,11 +117,42 @@ typedef void (*ExitFn)(int);
 PRELOAD __attribute__((noreturn)) void exit(int status)
 {
   ht_record_status(status);
-  ht_guard++;
-  ExitFn real = (ExitFn)dlsym(RTLD_NEXT, "exit");
-  ht_guard--;
-  if (real) real(status);
+  ExitFn f = REAL(ExitFn, exit);
+  if (f) f(status);
   for (;;) syscall(SYS_exit_group, status);
+}
+
+/* quick_exit: remember the status for the recorder's at_quick_exit handler. */
+PRELOAD __attribute__((noreturn)) void quick_exit(int status)
+{
+  ht_record_status(status);
+  ExitFn f = REAL(ExitFn, quick_exit);
+  if (f) f(status);
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+/* pthread_exit: from the main thread, the process now ends with its last thread. */
+typedef void (*PthreadExitFn)(void *);
+PRELOAD __attribute__((noreturn)) void pthread_exit(void *ret)
+{
+  PthreadExitFn f = REAL(PthreadExitFn, pthread_exit);
+  ht_record_thread_exit();
+  if (f) f(ret);
+  for (;;) syscall(SYS_exit, 0);
+}
+
+/* -- Signal masks -------------------------------------------------------------- */
+
+/* sigprocmask: the program's calls go to glibc unchanged; the recorder's own
+** (libunwind takes its locks with every signal blocked) keep glibc's internal
+** signals as they are, which glibc's restore would not (record.c). */
+typedef int (*SigprocmaskFn)(int, const sigset_t *, sigset_t *);
+PRELOAD int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+  if (ht_guard) return ht_sigmask(how, set, old);
+  SigprocmaskFn f = REAL(SigprocmaskFn, sigprocmask);
+  if (!f) { errno = ENOSYS; return -1; }
+  return f(how, set, old);
 }
 
 /* -- Program start: return from main ------------------------------------------- */
@@ -117,9 +176,7 @@ static int preload_wrap_main(int argc, char **argv, char **envp)
 PRELOAD int __libc_start_main(MainFn main, int argc, char **argv, void (*init)(void),
                               void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-  ht_guard++;
-  StartFn real = (StartFn)dlsym(RTLD_NEXT, "__libc_start_main");
-  ht_guard--;
+  StartFn real = REAL(StartFn, __libc_start_main);
   if (!real) abort();
   preload_main = main;
   return real(preload_wrap_main, argc, argv, init, fini, rtld_fini, stack_end);

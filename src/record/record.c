@@ -1,12 +1,14 @@
 /* heaptape -- the recorder's hot path: per-thread records, stack tree, events.
 ** guard -> real allocator -> unwind -> append; no lock, no malloc, no syscall. */
 #pragma GCC optimize("no-omit-frame-pointer")
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,7 +24,7 @@ HtGlobal ht_g;
 static pthread_key_t rec_key;        /* runs rec_key_dtor at thread exit */
 static _Atomic uint64_t rec_count;   /* thread records claimed (seeds PRNGs) */
 
-#define REC_SLOTS (1u << 15)         /* initial stack tree hash slots per thread */
+#define REC_SLOTS (1u << 12)         /* initial stack tree hash slots per thread */
 #define REC_SLOTS_MAX (1u << 21)     /* the tree grows to this, then restarts */
 /* Room reserved once per event: RESET, STACK, TIME and two ALLOC/FREE. */
 #define REC_NEED(n) (1 + 1 + 2 * HT_ULEB_MAX + (size_t)(n) * HT_ULEB_MAX + \
@@ -94,6 +96,9 @@ static HT_NOINLINE int rec_enter_slow(ThreadRec *t)
 #define REC_MB_PRIVATE_EXPEDITED (1 << 3)
 #define REC_MB_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
+static _Atomic int rec_mb_ok;         /* membarrier still allowed in this process */
+static volatile uint8_t *rec_ipi_page; /* page whose protection change fences */
+
 /* Choose the owner protocol for this process (constructor, fork child);
 ** HEAPTAPE_NO_MEMBARRIER=1 keeps the CAS protocol. */
 void ht_record_fences(void)
@@ -102,14 +107,33 @@ void ht_record_fences(void)
   long cmds = no && *no && strcmp(no, "0") ? -1 : syscall(SYS_membarrier, REC_MB_QUERY, 0, 0);
   ht_g.asym = cmds > 0 && (cmds & REC_MB_REGISTER_PRIVATE_EXPEDITED) &&
               syscall(SYS_membarrier, REC_MB_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  atomic_store(&rec_mb_ok, ht_g.asym);
+  if (ht_g.asym && !rec_ipi_page) rec_ipi_page = ht_arena_alloc(4096);
 }
 
-/* A full barrier on every thread of the process; 0 on success (the
-** global command, slower, if the expedited one ever fails). */
+/*
+** A full barrier on every thread of the process; 0 on success. membarrier
+** while the kernel allows it; a seccomp filter may refuse it at any moment
+** (EPERM), and then a protection change of a page the process has touched
+** does the same work: the TLB shootdown interrupts every CPU that runs one
+** of its threads, and the interrupt serialises them (the fallback of .NET's
+** FlushProcessWriteBuffers and of folly's asymmetric barrier). A CPU not
+** running one of them passed a context switch, which serialises too.
+*/
 static int rec_fence_all(void)
 {
-  if (!syscall(SYS_membarrier, REC_MB_PRIVATE_EXPEDITED, 0, 0)) return 0;
-  return (int)syscall(SYS_membarrier, REC_MB_GLOBAL, 0, 0);
+  if (HT_LIKELY(atomic_load_explicit(&rec_mb_ok, memory_order_relaxed))) {
+    int e = errno;
+    long r = syscall(SYS_membarrier, REC_MB_PRIVATE_EXPEDITED, 0, 0);
+    errno = e;
+    if (!r) return 0;
+    atomic_store(&rec_mb_ok, 0);        /* refused once: never asked again */
+  }
+  volatile uint8_t *pg = rec_ipi_page;
+  if (!pg) return -1;
+  pg[0] = 1;                            /* present and writable before the change */
+  return mprotect((void *)pg, 4096, PROT_READ) ||
+         mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE) ? -1 : 0;
 }
 
 /* Flush hook of a thread's stream: hand the full body to the writer thread. */
@@ -136,6 +160,30 @@ static void rec_flush(HtStream *s, void *ctx)
   ht_stream_reset(s);
 }
 
+extern void *__libc_stack_end;        /* ld.so: the initial stack pointer */
+static uintptr_t rec_stack_size;      /* bound of a thread's stack size (setup) */
+
+/*
+** Bounds of the calling thread's stack, from what glibc keeps without a
+** lock: a thread's descriptor (pthread_self) sits at the top of its stack
+** block, above its TLS; the process's first stack ends at __libc_stack_end.
+** Never pthread_getattr_np: it holds the thread's lock while it allocates,
+** and an allocation inside it would wait for itself (Rust calls it at the
+** start of every thread). lo only tells whether a walk starts on this stack:
+** the walkers read nothing below their own frame (unwind_*.c).
+*/
+static void rec_stack_bounds(ThreadRec *t)
+{
+  uintptr_t fa = (uintptr_t)__builtin_frame_address(0);
+  uintptr_t self = (uintptr_t)pthread_self();
+  uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+  uintptr_t hi = 0;
+  if (fa < self && self - fa < rec_stack_size) hi = self;
+  else if (__libc_stack_end && fa < top && top - fa < rec_stack_size) hi = top;
+  t->stk_hi = hi;
+  t->stk_lo = hi > rec_stack_size ? hi - rec_stack_size : 0;
+}
+
 /* Give t a fresh stream for the calling thread. */
 void ht_record_thread_init(ThreadRec *t)
 {
@@ -152,19 +200,8 @@ void ht_record_thread_init(ThreadRec *t)
   uint64_t k = atomic_fetch_add(&rec_count, 1) + 1;
   t->rng = ht_opt.seed * 0x9e3779b97f4a7c15ULL + k * 0xbf58476d1ce4e5b9ULL + 1;
   t->sample_left = ht_g.sample ? ht_sampler_gap(&t->rng, ht_g.sample) : 0;
-  t->stk_lo = t->stk_hi = 0;
   t->unw.n = 0;
-  if (ht_g.unwind == HT_UNWIND_FP || ht_g.unwind == HT_UNWIND_LIBUNWIND) {
-    pthread_attr_t a;
-    void *lo; size_t sz;
-    if (!pthread_getattr_np(pthread_self(), &a)) {
-      if (!pthread_attr_getstack(&a, &lo, &sz)) {
-        t->stk_lo = (uintptr_t)lo;
-        t->stk_hi = (uintptr_t)lo + sz;
-      }
-      pthread_attr_destroy(&a);
-    }
-  }
+  rec_stack_bounds(t);
 }
 
 /* Claim a record for the calling thread (first event of a thread). */
@@ -284,9 +321,29 @@ int ht_record_steal(ThreadRec *t, int final)
       }
     }
   }
+  if (final && t->buf) {                /* empty: back to the pool */
+    ht_buf_queue(t->buf, NULL);
+    t->buf = NULL;
+  }
   if (final) t->st.buf = t->st.p = t->st.end = NULL;
   atomic_store_explicit(&t->state, final ? 3 : 0, memory_order_release);
   return 1;
+}
+
+/* Is t's stream held by the calling thread, interrupted inside an append (a
+** signal handler that ends the process while its thread was recording)? */
+int ht_record_held_here(ThreadRec *t)
+{
+  if (t != tls_rec) return 0;
+  return ht_g.asym ? atomic_load(&t->busy) == 1 : atomic_load(&t->state) == 1;
+}
+
+/* Close t without taking its buffer, whose last record may be half written:
+** its events count as lost. The buffer stays with t, never reused. */
+void ht_record_abandon(ThreadRec *t)
+{
+  atomic_fetch_add(&ht_g.lost, t->st.nev);
+  atomic_store_explicit(&t->state, 3, memory_order_release);
 }
 
 /* Forget every thread record (fork child): the parent's threads are gone. */
@@ -527,10 +584,13 @@ HT_INLINE void rec_free_emit(ThreadRec *t, uint64_t seq, const void *p,
 
 #define rec_on ht_record_on
 
-/* Slow path of malloc and operator new: unwind and append (one frame). */
+/* Slow path of malloc and operator new: unwind and append (one frame).
+** Every recording path keeps errno as the real call left it. */
 void ht_record_alloc(void *p, size_t n, unsigned kind, size_t align, int pre)
 {
+  int e = errno;
   rec_alloc(p, n, kind, align, NULL, 0, pre);
+  errno = e;
 }
 
 /* calloc. */
@@ -539,7 +599,7 @@ void *ht_record_calloc(size_t n, size_t m)
   if (!rec_on()) return __libc_calloc(n, m);
   ht_guard++;
   void *p = __libc_calloc(n, m);
-  if (p) rec_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, NULL, 0, 0);
+  if (p) ht_record_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, 0);
   ht_guard--;
   return p;
 }
@@ -550,7 +610,7 @@ void *ht_record_memalign(size_t align, size_t n, unsigned kind)
   if (!rec_on()) return __libc_memalign(align, n);
   ht_guard++;
   void *p = __libc_memalign(align, n);
-  if (p) rec_alloc(p, n, kind, align, NULL, 0, 0);
+  if (p) ht_record_alloc(p, n, kind, align, 0);
   ht_guard--;
   return p;
 }
@@ -561,7 +621,7 @@ void *ht_record_valloc(size_t n, int page_round)
   if (!rec_on()) return page_round ? __libc_pvalloc(n) : __libc_valloc(n);
   ht_guard++;
   void *p = page_round ? __libc_pvalloc(n) : __libc_valloc(n);
-  if (p) rec_alloc(p, n, HT_K_VALLOC, 0, NULL, 0, 0);
+  if (p) ht_record_alloc(p, n, HT_K_VALLOC, 0, 0);
   ht_guard--;
   return p;
 }
@@ -573,15 +633,18 @@ void *ht_record_realloc(void *p, size_t n)
     if (!rec_on()) return __libc_malloc(n);
     ht_guard++;
     void *q = __libc_malloc(n);
-    if (q) rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0, 0);
+    if (q) ht_record_alloc(q, n, HT_K_REALLOC, 0, 0);
     ht_guard--;
     return q;
   }
   if (!rec_on()) return __libc_realloc(p, n);
   ht_guard++;
+  int e = errno;
   ThreadRec *t = NULL;
   uint64_t seq1 = rec_free_seq(&t, p);
+  errno = e;
   void *q = __libc_realloc(p, n);
+  e = errno;
   if (q) {
     if (seq1) rec_free_emit(t, seq1, p, HT_K_REALLOC, 0);
     rec_alloc(q, n, HT_K_REALLOC, 0, NULL, 0, 0);
@@ -590,6 +653,7 @@ void *ht_record_realloc(void *p, size_t n)
   } else if (seq1 && ht_g.sample) {
     ht_sampler_add((uintptr_t)p);       /* failed: p stays live and sampled */
   }
+  errno = e;
   ht_guard--;
   return q;
 }
@@ -598,10 +662,12 @@ void *ht_record_realloc(void *p, size_t n)
 void ht_record_free_slow(void *p, unsigned kind, size_t size)
 {
   ht_guard++;
+  int e = errno;
   ThreadRec *t = NULL;
   uint64_t seq = rec_free_seq(&t, p);
   if (seq) rec_free_emit(t, seq, p, kind, size);
   __libc_free(p);
+  errno = e;
   ht_guard--;
 }
 
@@ -650,9 +716,14 @@ int ht_record_event_string(unsigned type, const char *s)
   return 0;
 }
 
-/* Create the thread-exit key (once, from the constructor). */
-void ht_record_setup(void) HT_HIDDEN;
+/* Create the thread-exit key and learn the stack size bound (constructor). */
 void ht_record_setup(void)
 {
   pthread_key_create(&rec_key, rec_key_dtor);
+  struct rlimit rl;
+  uint64_t sz = 8u << 20;               /* glibc's default thread stack */
+  if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > sz)
+    sz = rl.rlim_cur;
+  if (sz > (1u << 30)) sz = 1u << 30;
+  rec_stack_size = (uintptr_t)sz;
 }

@@ -3,6 +3,7 @@
 #ifndef HT_RECORD_H
 #define HT_RECORD_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@ void ht_arena_free(void *p, size_t n) HT_HIDDEN;
 /* -- Buffers: a fixed reserved region, handed around by index --------------- */
 typedef struct HtBuf {
   uint32_t next;         /* index + 1 of the next buffer in a stack, 0 = end */
+  uint32_t self;         /* its own index + 1 in the pool */
   uint32_t nev;          /* seq-bearing records in the body */
   uint32_t len;          /* bytes of body used */
   uint32_t tid;          /* thread of the body */
@@ -165,8 +167,10 @@ void *ht_record_valloc(size_t n, int page_round) HT_HIDDEN;
 void *ht_record_realloc(void *p, size_t n) HT_HIDDEN;
 /* Finalise from _exit: flush everything, write the trailer with status. */
 void ht_record_exit(int status) HT_HIDDEN;
-/* Remember the exit status (exit, return from main) for the trailer. */
+/* Remember the exit status (exit, quick_exit, return from main) for the trailer. */
 void ht_record_status(int status) HT_HIDDEN;
+/* pthread_exit is ending the calling thread (the main one: see tape.c). */
+void ht_record_thread_exit(void) HT_HIDDEN;
 /* Before an exec: flush everything and write the trailer; 1 if it did. */
 int ht_record_exec(void) HT_HIDDEN;
 /* The exec returned (failed): continue recording in a new tape. */
@@ -182,11 +186,25 @@ int ht_record_event_string(unsigned type, const char *s) HT_HIDDEN;
 void ht_record_thread_init(ThreadRec *t) HT_HIDDEN;
 /* Take a partially filled buffer away from t; 1 if done, 0 if busy. */
 int ht_record_steal(ThreadRec *t, int final) HT_HIDDEN;
+/* Is t held by the calling thread, interrupted inside an append? */
+int ht_record_held_here(ThreadRec *t) HT_HIDDEN;
+/* Close t without its unfinished buffer (its events count as lost). */
+void ht_record_abandon(ThreadRec *t) HT_HIDDEN;
+/* Thread-exit key and stack size bound (constructor). */
+void ht_record_setup(void) HT_HIDDEN;
 /* Forget the registry (fork child). */
 void ht_record_forget_threads(void) HT_HIDDEN;
 /* Nanoseconds since start on the coarse clock. */
 uint64_t ht_clock_coarse(void) HT_HIDDEN;
 uint64_t ht_clock_ns(int clk) HT_HIDDEN;
+
+/* -- Signal masks (sigmask.c) ------------------------------------------------ */
+/* sigprocmask for code inside the recorder: glibc's internal signals keep
+** their state (glibc's own restore would unblock them). */
+int ht_sigmask(int how, const sigset_t *set, sigset_t *old) HT_HIDDEN;
+/* Block every signal but glibc's internal ones; *saved gets the old mask. */
+void ht_sigmask_block_all(uint64_t *saved) HT_HIDDEN;
+void ht_sigmask_restore(uint64_t saved) HT_HIDDEN;
 
 /* -- Sampler (sampler.c) ----------------------------------------------------- */
 /* Exponential gap with mean t bytes, drawn from *rng. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,15 +16,25 @@
 #include "record.h"
 #include "../../include/heaptape.h"
 
-#define TAPE_MAXBUF 2048               /* buffers in the reserved region (128 MiB) */
+#define TAPE_MAXBUF 2048               /* buffers at most (128 MiB) */
+#define TAPE_CHUNK 4                   /* buffers mapped together, when first needed */
 #define TAPE_FLUSH_NS 100000000ULL     /* periodic flush and RSS interval */
 #define TAPE_TICK_NS 1000000L          /* writer thread wake-up (full trace) */
+#define TAPE_WRITER_STACK (1u << 20)   /* writer thread stack (it may run exit) */
+#define TAPE_STEAL_TRIES 4000          /* ~200 ms: the longest stop waits for a thread */
+#define TAPE_FD_HEADROOM 64            /* the tape's descriptor: this far below the limit */
 
 enum { TAPE_OFF = 0, TAPE_ENV = 1, TAPE_SINK = 2 };
 
 typedef struct Tape {
   int mode;                  /* TAPE_OFF / TAPE_ENV / TAPE_SINK */
-  int fd;                    /* output file (TAPE_ENV) */
+  int fd;                    /* output file (TAPE_ENV), high and close-on-exec */
+  dev_t dev;                 /* its identity, checked before every write */
+  ino_t ino;
+  int seekable;              /* a regular file: written with pwrite at off */
+  int lost_fd;               /* the program took the descriptor for good */
+  uint64_t off;              /* bytes of the file written */
+  char path[4096 + 64];      /* absolute path, to reopen it */
   HtSink sink;               /* where bytes go */
   void *arg;                 /* sink and on_stop argument */
   int (*on_stop)(void *);    /* called once after the trailer */
@@ -46,12 +58,12 @@ static Tape tape = { .fd = -1, .dict_lock = PTHREAD_MUTEX_INITIALIZER,
                      .quit_lock = PTHREAD_MUTEX_INITIALIZER,
                      .quit_cond = PTHREAD_COND_INITIALIZER };
 static _Atomic uint64_t tape_now;      /* coarse clock: ns since start */
-static uint8_t *buf_region;            /* TAPE_MAXBUF buffers, reserved */
-static _Atomic uint32_t buf_used;      /* buffers handed out of the region */
+static _Atomic(HtBuf *) buf_chunk[TAPE_MAXBUF / TAPE_CHUNK]; /* mapped on demand */
+static uint32_t buf_pid;               /* process the pool was set up for */
+static _Atomic uint32_t buf_used;      /* buffers handed out of the chunks */
 static _Atomic uint64_t buf_free;      /* free stack: tag << 32 | index + 1 */
 static _Atomic uint64_t buf_full;      /* full stack, same encoding */
 
-void ht_record_setup(void) HT_HIDDEN;
 
 /* -- Arena and clock -------------------------------------------------------- */
 
@@ -95,16 +107,29 @@ uint64_t ht_clock_coarse(void)
 
 /* -- Buffer pool ------------------------------------------------------------ */
 
-/* Buffer of index i. */
+/* Buffer of index i (its chunk is mapped). */
 HT_INLINE HtBuf *buf_at(uint32_t i)
 {
-  return (HtBuf *)(buf_region + (size_t)i * sizeof(HtBuf));
+  return atomic_load_explicit(&buf_chunk[i / TAPE_CHUNK], memory_order_acquire) +
+         i % TAPE_CHUNK;
 }
 
 /* Index + 1 of a buffer. */
-HT_INLINE uint32_t buf_ref(HtBuf *b)
+HT_INLINE uint32_t buf_ref(HtBuf *b) { return b->self; }
+
+/* Map the chunk of buffer i unless it is; -1 when memory is refused. Only
+** what a program's threads use is ever mapped (a single-threaded program:
+** one chunk), so a tight RLIMIT_AS is not spent on buffers it never needs. */
+static int buf_chunk_map(uint32_t i)
 {
-  return (uint32_t)(((uint8_t *)b - buf_region) / sizeof(HtBuf)) + 1;
+  _Atomic(HtBuf *) *c = &buf_chunk[i / TAPE_CHUNK];
+  if (HT_LIKELY(atomic_load_explicit(c, memory_order_acquire) != NULL)) return 0;
+  HtBuf *p = ht_arena_alloc(TAPE_CHUNK * sizeof(HtBuf)), *none = NULL;
+  if (!p) return -1;
+  for (uint32_t k = 0; k < TAPE_CHUNK; k++) p[k].self = i / TAPE_CHUNK * TAPE_CHUNK + k + 1;
+  if (!atomic_compare_exchange_strong(c, &none, p))
+    ht_arena_free(p, TAPE_CHUNK * sizeof(HtBuf));  /* another thread mapped it */
+  return 0;
 }
 
 /* Push b on a tagged stack. */
@@ -126,9 +151,8 @@ HtBuf *ht_buf_get(void)
     uint64_t n = ((h >> 32) + 1) << 32 | __atomic_load_n(&b->next, __ATOMIC_RELAXED);
     if (atomic_compare_exchange_weak(&buf_free, &h, n)) return b;
   }
-  if (!buf_region) return NULL;
   uint32_t i = atomic_fetch_add(&buf_used, 1);
-  if (i < TAPE_MAXBUF) return buf_at(i);
+  if (i < TAPE_MAXBUF) return buf_chunk_map(i) ? NULL : buf_at(i); /* (a refused i stays unused) */
   atomic_fetch_sub(&buf_used, 1);
   return NULL;
 }
@@ -181,19 +205,16 @@ static void tape_drain(void)
   }
 }
 
-/* Reserve the buffer region once; forget all buffers (start, fork child). */
-static int tape_buffers(void)
+/* In a new process (the first start, a fork child), forget every buffer: the
+** parent's are not ours. A restart in the same process keeps the pool, so a
+** buffer a thread still holds is never handed out twice. */
+static void tape_buffers(void)
 {
-  if (!buf_region) {
-    void *p = mmap(NULL, (size_t)TAPE_MAXBUF * sizeof(HtBuf), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return -1;
-    buf_region = p;
-  }
+  if (buf_pid == ht_g.pid) return;
+  buf_pid = ht_g.pid;
   atomic_store(&buf_used, 0);
   atomic_store(&buf_free, 0);
   atomic_store(&buf_full, 0);
-  return 0;
 }
 
 /* -- The writer thread ------------------------------------------------------ */
@@ -206,16 +227,25 @@ static void tape_own_flush(HtStream *s, void *ctx)
   ht_writer_stream(tape.w, s);
 }
 
+/* Bytes of /proc/self/<name> into b (NUL-terminated); 0 if unreadable. */
+static size_t tape_proc(const char *name, char *b, size_t cap)
+{
+  char path[32] = "/proc/self/";
+  memcpy(path + 11, name, strlen(name) + 1);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, b, cap - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  b[n] = 0;
+  return (size_t)n;
+}
+
 /* Append an RSS record from /proc/self/statm. */
 static void tape_rss(void)
 {
   char b[128];
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = read(fd, b, sizeof(b) - 1);
-  close(fd);
-  if (n <= 0) return;
-  b[n] = 0;
+  if (!tape_proc("statm", b, sizeof(b))) return;
   char *p = b;
   while (*p && *p != ' ') p++;
   uint64_t pages = 0;
@@ -234,6 +264,33 @@ static void tape_periodic(void)
   if (ht_maps_changed()) ht_maps_scan(&tape.own);
   tape_own_flush(&tape.own, NULL);
   tape_drain();
+}
+
+/* -- Process end ------------------------------------------------------------ */
+
+/*
+** When main calls pthread_exit, glibc ends the process (exit(0)) as its last
+** thread ends; the writer thread counts as one, so it would keep the process
+** alive for ever. Once the main thread has gone that way, the writer checks
+** whether it is alone (the kernel counts the main thread while it is a
+** zombie, hence 2) and then does what glibc's last thread would have done.
+*/
+static _Atomic int tape_main_gone;     /* the main thread called pthread_exit */
+
+/* pthread_exit: from the process's first thread, watch for the last one. */
+void ht_record_thread_exit(void)
+{
+  if (syscall(SYS_gettid) == getpid()) atomic_store(&tape_main_gone, 1);
+}
+
+/* Is the writer thread the last one left (beside the main thread's zombie)? */
+static int tape_alone(void)
+{
+  char b[1024];
+  if (!tape_proc("stat", b, sizeof(b))) return 0;
+  char *p = strrchr(b, ')');           /* the command name may hold anything */
+  for (int f = 2; p && f < 20; f++) p = strchr(p + 1, ' ');
+  return p && strtol(p + 1, NULL, 10) == 2;
 }
 
 /* Body of the writer thread. */
@@ -259,31 +316,112 @@ static void *tape_thread(void *arg)
       tape.last_flush = now;
       tape_periodic();
     }
+    if (atomic_load(&tape_main_gone) && !atomic_load(&tape.quit) && tape_alone()) {
+      tape.has_thread = 0;              /* the stop in exit must not wait for us */
+      ht_guard = 0;                     /* atexit handlers' events are the program's */
+      ht_record_status(0);
+      exit(0);
+    }
   }
   return NULL;
 }
 
 /* -- Start and stop ----------------------------------------------------------- */
 
+/*
+** The tape's descriptor belongs to the program's process, and programs take
+** descriptors away: daemons close every one, shells dup2 onto low numbers.
+** So it is opened close-on-exec, moved near the top of the soft limit, and
+** its identity (device, inode) is checked before every write: when the
+** program closed it or put something else on its number, the tape is
+** reopened by its absolute path if it is still the same file, and never is
+** anything written to a descriptor the recorder does not own.
+*/
+
+/* fd moved to a high number out of the program's way (or fd if none is free). */
+static int tape_fd_high(int fd)
+{
+  struct rlimit rl;
+  rlim_t lim = 1024;
+  if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim) lim = rl.rlim_cur;
+  if (lim <= 2 * TAPE_FD_HEADROOM) return fd;
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - TAPE_FD_HEADROOM));
+  if (h < 0) return fd;
+  close(fd);
+  return h;
+}
+
+/* Does fd still name the tape file? */
+static int tape_fd_is_tape(int fd)
+{
+  struct stat st;
+  return fd >= 0 && !fstat(fd, &st) && st.st_dev == tape.dev && st.st_ino == tape.ino;
+}
+
+/* 1 when tape.fd is the tape, reopening it if the program took it; 0 if lost. */
+static int tape_fd_owned(void)
+{
+  if (HT_LIKELY(tape_fd_is_tape(tape.fd))) return 1;
+  if (tape.lost_fd) return 0;
+  int fd = tape.seekable ? open(tape.path, O_WRONLY | O_CLOEXEC) : -1;
+  if (tape_fd_is_tape(fd)) {
+    tape.fd = tape_fd_high(fd);
+    return 1;
+  }
+  if (fd >= 0) close(fd);
+  tape.lost_fd = 1;
+  tape.fd = -1;
+  ht_log("tape %s: the program closed its descriptor and the file cannot be "
+         "reopened; the rest of this recording is lost", tape.path);
+  return 0;
+}
+
+/* Make the freshly opened fd, of the file at path, the tape's descriptor. */
+static void tape_fd_adopt(int fd, const char *path)
+{
+  struct stat st;
+  if (fstat(fd, &st)) memset(&st, 0, sizeof(st));
+  tape.dev = st.st_dev;
+  tape.ino = st.st_ino;
+  tape.seekable = S_ISREG(st.st_mode);
+  tape.fd = tape_fd_high(fd);
+  tape.off = 0;
+  tape.lost_fd = 0;
+  size_t n = 0;                          /* absolute: the program may chdir */
+  if (path[0] != '/' && getcwd(tape.path, sizeof(tape.path) - 4096 - 2)) {
+    n = strlen(tape.path);
+    tape.path[n++] = '/';
+  }
+  size_t m = strnlen(path, sizeof(tape.path) - n - 1);
+  memcpy(tape.path + n, path, m);
+  tape.path[n + m] = 0;
+}
+
 /* Sink that writes to the tape file. */
 static size_t tape_fd_sink(const void *data, size_t len, void *arg)
 {
-  int fd = (int)(intptr_t)arg;
+  (void)arg;
   const uint8_t *p = data;
   size_t done = 0;
+  if (!tape_fd_owned()) return 0;
   while (done < len) {
-    ssize_t n = write(fd, p + done, len - done);
+    ssize_t n = tape.seekable ? pwrite(tape.fd, p + done, len - done, (off_t)(tape.off + done))
+                              : write(tape.fd, p + done, len - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += (size_t)n;
   }
+  tape.off += done;
   return done;
 }
 
-/* on_stop of the file mode: close the tape. */
+/* on_stop of the file mode: close the tape if the descriptor is still ours. */
 static int tape_fd_close(void *arg)
 {
-  return close((int)(intptr_t)arg) ? HEAPTAPE_E_IO : 0;
+  (void)arg;
+  int rc = tape_fd_is_tape(tape.fd) ? close(tape.fd) : 0;
+  tape.fd = -1;
+  return rc || tape.lost_fd ? HEAPTAPE_E_IO : 0;
 }
 
 /* Start recording into sink (caller holds the guard). */
@@ -297,7 +435,10 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   ht_g.sample = info->sample;
   ht_g.unwind = (int)info->unwind;
   ht_g.frames = (int)info->frames;
-  atomic_store(&ht_g.seq, 1);
+  /* Sequence numbers go on across sessions: an event numbered before a stop
+  ** and written after a restart still sorts before the new session's. */
+  uint64_t zero = 0;
+  atomic_compare_exchange_strong(&ht_g.seq, &zero, 1);
   atomic_store(&ht_g.claims, 0);        /* a new session: blocks of the old are void */
   atomic_store(&ht_g.seq_mode, (atomic_load(&ht_g.seq_mode) | 1) + 1);
   atomic_store(&ht_g.lost, 0);
@@ -313,7 +454,8 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   info->clock = HT_CLOCK_MONOTONIC;
   info->clock_res = TAPE_TICK_NS;
   int rc = HEAPTAPE_E_NOMEM;
-  if (tape_buffers() || (ht_g.sample && ht_sampler_init())) goto fail;
+  tape_buffers();
+  if (ht_g.sample && ht_sampler_init()) goto fail;
   ht_sampler_clear();
   if (!tape.own_body && !(tape.own_body = ht_arena_alloc(HT_BUFBODY))) goto fail;
   tape.w = ht_writer_new(sink, arg, ht_opt.zstd);
@@ -331,11 +473,14 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&tape.quit_cond, &ca);
   pthread_condattr_destroy(&ca);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  tape.has_thread = !pthread_create(&tape.thread, NULL, tape_thread, NULL);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_t ta;                     /* a small stack: no 8 MiB of address space */
+  pthread_attr_init(&ta);
+  pthread_attr_setstacksize(&ta, TAPE_WRITER_STACK);
+  uint64_t mask;                         /* the writer takes no signal of the program's */
+  ht_sigmask_block_all(&mask);
+  tape.has_thread = !pthread_create(&tape.thread, &ta, tape_thread, NULL);
+  ht_sigmask_restore(mask);
+  pthread_attr_destroy(&ta);
   return 0;
 fail:
   if (tape.w) ht_writer_destroy(tape.w);
@@ -358,15 +503,49 @@ int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
   return rc;
 }
 
+/* Close every thread's stream for the last time. Each wait is bounded: an
+** owner leaves its append within microseconds, unless it is the calling
+** thread itself (a signal handler ending the process in the middle of an
+** append) or stopped or descheduled for long; then its unfinished buffer
+** is given up and its events counted as lost. */
+static void tape_close_streams(void)
+{
+  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
+    for (int i = 0; !ht_record_steal(t, 1); i++) {
+      if (ht_record_held_here(t) || i >= TAPE_STEAL_TRIES) {
+        ht_record_abandon(t);
+        break;
+      }
+      if (i < 64) { __builtin_ia32_pause(); continue; }
+      struct timespec ts = { 0, 50000 };
+      nanosleep(&ts, NULL);
+    }
+}
+
+/* Lock m, waiting at most ~50 ms (it may be held by the very code a signal
+** handler interrupted); 0 when locked. */
+static int tape_lock_bounded(pthread_mutex_t *m)
+{
+  for (int i = 0; i < 1000; i++) {
+    if (!pthread_mutex_trylock(m)) return 0;
+    struct timespec ts = { 0, 50000 };
+    nanosleep(&ts, NULL);
+  }
+  return -1;
+}
+
 /* Stop: close every thread's stream, drain, write dictionary and trailer. */
 int ht_tape_stop(uint64_t status)
 {
   int exp = 1;
   if (!atomic_compare_exchange_strong(&tape.active, &exp, 0)) return HEAPTAPE_E_NOTRUNNING;
   ht_guard++;
+  int e = errno;
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
-  if (tape.has_thread) {
+  if (tape.has_thread && pthread_equal(pthread_self(), tape.thread)) {
+    tape.has_thread = 0;                 /* the writer ends the process itself */
+  } else if (tape.has_thread) {
     pthread_mutex_lock(&tape.quit_lock);
     atomic_store(&tape.quit, 1);
     pthread_cond_signal(&tape.quit_cond);
@@ -375,19 +554,19 @@ int ht_tape_stop(uint64_t status)
     tape.has_thread = 0;
   }
   tape_tick();
-  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
-    while (!ht_record_steal(t, 1)) __builtin_ia32_pause();
+  tape_close_streams();
   tape_drain();
   tape_rss();
   if (ht_maps_changed()) ht_maps_scan(&tape.own);
   uint64_t lost = atomic_load(&ht_g.lost);
   if (lost) ht_stream_value(&tape.own, HT_R_LOST, ht_seq_shared(), lost);
   tape_own_flush(&tape.own, NULL);
-  pthread_mutex_lock(&tape.dict_lock);
-  ht_dict_flush(tape.dict, tape.w, ht_g.pid);
-  ht_dict_destroy(tape.dict);
-  tape.dict = NULL;
-  pthread_mutex_unlock(&tape.dict_lock);
+  if (!tape_lock_bounded(&tape.dict_lock)) {
+    ht_dict_flush(tape.dict, tape.w, ht_g.pid);
+    ht_dict_destroy(tape.dict);
+    tape.dict = NULL;
+    pthread_mutex_unlock(&tape.dict_lock);
+  }
   HtTrailer tr = { tape.events, lost, tape_tick(), status };
   ht_writer_trailer(tape.w, &tr);
   int rc = ht_writer_error(tape.w);
@@ -395,6 +574,7 @@ int ht_tape_stop(uint64_t status)
   tape.w = NULL;
   if (tape.on_stop && tape.on_stop(tape.arg) && !rc) rc = HEAPTAPE_E_IO;
   tape.mode = TAPE_OFF;
+  errno = e;
   ht_guard--;
   return rc;
 }
@@ -502,6 +682,7 @@ int ht_tape_start_env(int child)
     ht_guard--;
     return HEAPTAPE_E_IO;
   }
+  tape_fd_adopt(fd, path);
   static char argv[65536];
   int afd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   ssize_t alen = 0, r;
@@ -517,9 +698,9 @@ int ht_tape_start_env(int child)
   info.unwind = (uint32_t)ht_opt.unwind;
   info.frames = (uint32_t)ht_opt.frames;
   info.frontend = "native";
-  int rc = tape_begin(tape_fd_sink, (void *)(intptr_t)fd, tape_fd_close, &info, 1);
-  if (rc) { close(fd); ht_log("cannot start recording: %s", heaptape_strerror(rc)); }
-  else { tape.mode = TAPE_ENV; tape.fd = fd; }
+  int rc = tape_begin(tape_fd_sink, NULL, tape_fd_close, &info, 1);
+  if (rc) { tape_fd_close(NULL); ht_log("cannot start recording: %s", heaptape_strerror(rc)); }
+  else tape.mode = TAPE_ENV;
   ht_guard--;
   return rc;
 }
@@ -539,9 +720,10 @@ void ht_tape_atfork_child(void)
   int mode = tape.mode;
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
+  atomic_store(&tape_main_gone, 0);     /* this process's first thread is alive */
   ht_record_forget_threads();
   if (was) {                            /* the parent's writer and thread are not ours */
-    if (mode == TAPE_ENV && tape.fd >= 0) close(tape.fd);
+    if (mode == TAPE_ENV && tape_fd_is_tape(tape.fd)) close(tape.fd);
     tape.w = NULL;
     tape.dict = NULL;
     tape.has_thread = 0;
@@ -567,10 +749,18 @@ void ht_record_exit(int status)
 
 static _Atomic uint64_t tape_status = UINT64_MAX; /* exit status for the trailer */
 
-/* Remember the exit status of exit() or of main's return. */
+/* Remember the exit status of exit(), quick_exit() or main's return. */
 void ht_record_status(int status)
 {
   atomic_store(&tape_status, (uint64_t)(status & 0xff));
+}
+
+/* at_quick_exit handler, registered before the program's, so it runs after
+** them: glibc's quick_exit then calls its internal _exit, past the interposer. */
+static void tape_quick_exit(void)
+{
+  if (atomic_load(&tape.active) && (uint32_t)getpid() == ht_g.pid)
+    ht_tape_stop(atomic_load(&tape_status));
 }
 
 /* Before an exec replaces the image: drain every thread, write the trailer
@@ -608,7 +798,10 @@ __attribute__((constructor(101))) static void tape_ctor(void)
   ht_unwind_init();
   ht_maps_self((const void *)tape_ctor, &ht_g.self_lo, &ht_g.self_hi);
   pthread_atfork(ht_tape_atfork_prepare, ht_tape_atfork_parent, ht_tape_atfork_child);
-  if (tape_preloaded()) ht_tape_start_env(0);
+  if (tape_preloaded()) {              /* (a library that may be unloaded registers nothing) */
+    at_quick_exit(tape_quick_exit);
+    ht_tape_start_env(0);
+  }
   ht_guard--;
 }
 

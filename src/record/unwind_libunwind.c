@@ -1,9 +1,14 @@
 /* heaptape -- stacks from DWARF unwind tables: libunwind states each return
 ** address's frame rule once, a small walker applies it and reuses checked outer frames. */
 #pragma GCC optimize("no-omit-frame-pointer")   /* the walk starts from our rbp */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "unwind.h"
 
 /* Why not unw_step: Debian's libunwind is built without its per-thread
@@ -22,31 +27,112 @@ enum { RULE_RSP = 1, RULE_RBP, RULE_END, RULE_SLOW };
 #define RULES_LOG 16                     /* 64k rules (1 MiB), shared */
 #define RULES_N (1u << RULES_LOG)
 #define PROBE_MAP (64u << 20)            /* fake stack: larger than any frame */
-#define PROBE_FILL (512u << 10)          /* its filled part (the rest reads 0) */
+#define PROBE_FILL (512u << 10)          /* its reserved part, every word = its middle */
 #define PROBE_SP (64u << 10)             /* its rsp: rules for frames < 448 KiB */
 
-static uintptr_t *unw_fake;              /* fake stack, filled words = its middle */
+/* libunwind (>= 1.6) packs its "validate this read" flag into bit 0 of the
+** local address space's accessor argument. */
+#if UNW_VERSION_MAJOR > 1 || (UNW_VERSION_MAJOR == 1 && UNW_VERSION_MINOR >= 6)
+#define UNW_ARG_VALIDATES(arg) (((uintptr_t)(arg) & 1) != 0)
+#else
+#error "libunwind 1.6 or later is needed (validate flag in the accessor argument)"
+#endif
+
+typedef int (*UnwMemFn)(unw_addr_space_t, unw_word_t, unw_word_t *, int, void *);
+
+static uintptr_t *unw_fake;              /* fake stack: reserved, never touched */
 static HtUnwRule *unw_rules;             /* rules by return address, shared */
 static uint32_t unw_nrules;              /* slots used (under unw_lock) */
 static _Atomic int unw_lock;             /* writers' try-lock */
+static UnwMemFn unw_local_mem;           /* libunwind's own local accessor */
+static HT_TLS int unw_probing;           /* this thread is probing a rule */
 
-/* Choose libunwind's per-thread cache and build the fake stack (constructor). */
+/* -- Memory reads ----------------------------------------------------------- */
+
+/*
+** Why libunwind's memory accessor is replaced: where unwind tables are
+** missing libunwind validates each read by writing the address into a pipe
+** it opens at start (fds 3 and 4, before the program opens anything), and
+** when a read of the pipe fails it closes those numbers and opens a new
+** pipe: a program that closed or dup2'd over them had its own descriptors
+** read, written or closed (daemons blocked or died of SIGPIPE). Here a
+** validated read is one process_vm_readv of the word, which faults nowhere
+** and owns no descriptor (under a seccomp filter that refuses it, the read
+** fails and the walk ends there); the pipe is closed (unw_pipe_close).
+** Reads of the fake stack never touch memory: every word reads as its
+** middle, and while probing, words past it read as they are, or fail.
+*/
+
+/* One word at a, or -1 where nothing readable is mapped. */
+static int unw_read_checked(unw_word_t a, unw_word_t *val)
+{
+  struct iovec l = { val, sizeof(*val) }, r = { (void *)a, sizeof(*val) };
+  int e = errno;
+  ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+  errno = e;
+  return n == (ssize_t)sizeof(*val) ? 0 : -1;
+}
+
+/* The local address space's memory accessor (see above). */
+static int unw_access_mem(unw_addr_space_t as, unw_word_t a, unw_word_t *val,
+                          int write, void *arg)
+{
+  uintptr_t f = (uintptr_t)unw_fake;
+  if (HT_UNLIKELY(f && a - f < PROBE_MAP)) {
+    if (write) return -1;
+    if (a - f < PROBE_FILL) { *val = f + PROBE_FILL / 2; return 0; }
+    if (unw_probing) return unw_read_checked(a, val);
+  }
+  if (!write && UNW_ARG_VALIDATES(arg)) return unw_read_checked(a, val);
+  return unw_local_mem(as, a, val, write, arg);
+}
+
+/* Lowest descriptor number from n up that is not open. */
+static int unw_free_fd(int n)
+{
+  while (fcntl(n, F_GETFD) >= 0) n++;
+  return n;
+}
+
+/* Close libunwind's validation pipe if its start-up just made it on fds a, b
+** (the two lowest free ones before): both ends of one pipe, non-blocking. */
+static void unw_pipe_close(int a, int b)
+{
+  struct stat sa, sb;
+  if (fstat(a, &sa) || fstat(b, &sb) || !S_ISFIFO(sa.st_mode) || !S_ISFIFO(sb.st_mode) ||
+      sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev)
+    return;
+  int fa = fcntl(a, F_GETFL), fb = fcntl(b, F_GETFL);
+  if ((fa & (O_ACCMODE | O_NONBLOCK)) != (O_RDONLY | O_NONBLOCK) ||
+      (fb & (O_ACCMODE | O_NONBLOCK)) != (O_WRONLY | O_NONBLOCK))
+    return;
+  close(a);
+  close(b);
+}
+
+/* Take over libunwind's memory reads, choose its per-thread cache and
+** reserve the fake stack (constructor). */
 void ht_unwind_init(void)
 {
+  int e = errno;
+  int a = unw_free_fd(0), b = unw_free_fd(a + 1);
+  unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space); /* starts libunwind */
+  if (acc && acc->access_mem != unw_access_mem) {
+    unw_local_mem = acc->access_mem;
+    acc->access_mem = unw_access_mem;
+    unw_pipe_close(a, b);
+  }
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  /* Reserved, not committed: a probe of a huge frame reads zero pages (the
-  ** step then ends, which unw_learn refuses) where it would have faulted. */
-  void *p = mmap(NULL, PROBE_MAP, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return;           /* no probes: always unw_backtrace */
+  errno = e;
+  if (!unw_local_mem) return;            /* no probes: always unw_backtrace */
+  /* Address space only: the accessor answers every read of it. */
+  void *p = mmap(NULL, PROBE_FILL, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;
   void *t = mmap(NULL, RULES_N * sizeof(HtUnwRule), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (t == MAP_FAILED) return;
+  if (t == MAP_FAILED) { munmap(p, PROBE_FILL); return; }
   unw_rules = t;
-  uintptr_t *w = p, mid = (uintptr_t)p + PROBE_FILL / 2;
-  for (size_t i = 0; i < PROBE_FILL / sizeof(uintptr_t); i++) w[i] = mid;
-  mprotect(p, PROBE_MAP, PROT_READ);
-  unw_fake = w;
+  unw_fake = p;
 }
 
 /* -- Learning a rule ------------------------------------------------------- */
@@ -102,12 +188,16 @@ static void unw_learn(HtUnwRule *r, uintptr_t ip)
   uintptr_t base = (uintptr_t)unw_fake + PROBE_SP;
   uintptr_t sp[3] = { base, base + 0x40, base }, bp[3] = { base + 0x1000, base + 0x1000, base + 0x2000 };
   uintptr_t cfa[3], nbp[3], at[3];
-  int rc[3];
+  int rc[3] = { -1, -1, -1 };
+  unw_probing = 1;
   for (int i = 0; i < 3; i++) {
     /* ip-1: a return address's rule is the call's (libunwind does the same). */
     rc[i] = unw_probe1(ip - 1, sp[i], bp[i], &cfa[i], &nbp[i], &at[i]);
-    if (rc[i] < 0 || rc[i] != rc[0]) return;
+    if (rc[i] < 0 || rc[i] != rc[0]) break;
   }
+  unw_probing = 0;
+  for (int i = 0; i < 3; i++)
+    if (rc[i] < 0 || rc[i] != rc[0]) return;
   if (rc[0] == 1) { r->kind = RULE_END; return; }
   intptr_t off;
   if (cfa[1] - cfa[0] == 0x40 && cfa[2] == cfa[0]) {
@@ -220,8 +310,10 @@ HT_NOINLINE int ht_unwind_cached(HtUnwCache *uc, uintptr_t *ips, int max,
   HtUnwFrame *fr = uc->fr, *in = uc->in;
   int pq = (int)uc->n - 1, c = 0, trunc = 0;
   uc->n = 0;
-  /* Off the thread's stack (sigaltstack, coroutine): no walk. */
+  /* Off the thread's stack (sigaltstack, coroutine): no walk. On it, every
+  ** word from this frame up is mapped, and nothing below is ever read. */
   if (!hi || (uintptr_t)fa < lo || (uintptr_t)fa >= hi - 16) goto slow;
+  lo = (uintptr_t)fa;
   uintptr_t ip = fa[1], sp = (uintptr_t)(fa + 2), bp = fa[0], bp_at = (uintptr_t)fa;
   for (;;) {
     HtUnwFrame *f = &in[c++];
