@@ -4,7 +4,8 @@
 # make test       everything, then the whole test suite (ends "N passed, N failed")
 # make fuzz       libFuzzer targets (clang) in build/fuzz/, run briefly
 # make bench      benchmarks (see docs/PERFORMANCE.md)
-# make asan       the command and the tests' helpers under ASan + UBSan
+# make asan       the command under ASan + UBSan, in build-asan/
+# make asan-test  the whole suite with that command (not part of `make test`)
 #
 # -- Options ---------------------------------------------------------------
 #
@@ -157,13 +158,37 @@ bench: all $(BENCH_BIN)
 tapes: $(B)/tests/rep_gentapes
 	$(B)/tests/rep_gentapes tests/data
 
+# -- Sanitised build ----------------------------------------------------------
+# Only the tools are sanitised (build-asan/heaptape, the unit tests). What runs
+# inside other programs is copied unsanitised from the normal build:
+# libheaptape.so is LD_PRELOADed into uninstrumented programs, where the ASan
+# runtime cannot come first in the library list and would fight the recorder
+# over malloc; the Lua modules load into lua5.4 and luajit; heaptape-replay
+# re-executes itself with an allocator preloaded, and loads the drivers.
+# `heaptape record` takes the libheaptape.so next to it, so build-asan must
+# hold the unsanitised copy. The test programs (tests/progs) are built with
+# flags of their own, unsanitised: they are the programs being profiled.
+# asan-test takes more than twice as long as `make test`, so CI does not run
+# it.
+ASAN_MAKE = $(MAKE) B=build-asan OPT="-O1 $(SAN)" LDFLAGS="$(SAN)"
 asan:
-	$(MAKE) B=build-asan OPT="-O1 $(SAN)" LDFLAGS="$(SAN)" all
+	$(MAKE) all $(TEST_DRIVER_SO)
+	+$(ASAN_MAKE) build-asan/heaptape
+	@mkdir -p build-asan/tests
+	cp -pR $(B)/libheaptape.so $(B)/lua $(REPLAY_BIN) build-asan/
+	cp -pR $(B)/tests/drivers build-asan/tests/
+
+asan-test: asan
+	+$(ASAN_MAKE) asan-bins
+	@B=build-asan sh tests/run.sh
+
+# What else tests/run.sh runs, built in the sanitised directory.
+asan-bins: $(UNIT_BIN) $(HELPER_BIN) $(REGRESS_BIN) $(B)/examples/wordfreq
 
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test fuzz bench asan clean
+.PHONY: all test fuzz bench asan asan-test asan-bins clean
 
 # -- Allocator studies: replay runner, driver .so files, test drivers ---------
 # (ops / lifetimes / replay / heapmap; see docs/ALLOCATORS.md). The runner and
