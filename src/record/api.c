@@ -30,7 +30,7 @@ HT_API int heaptape_start(const struct heaptape_options *opt)
 }
 
 /* Stop recording: drain, dictionary, trailer, on_stop. */
-HT_API int heaptape_stop(void) { return ht_tape_stop(UINT64_MAX); }
+HT_API int heaptape_stop(void) { return ht_tape_stop(UINT64_MAX, 0); }
 
 /* 1 while recording. */
 HT_API int heaptape_is_running(void) { return atomic_load(&ht_g.running); }

@@ -250,8 +250,9 @@ int ht_tape_start_env(int child) HT_HIDDEN;
 /* Start with a sink (embedded API). */
 int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
                   const HtTapeInfo *info) HT_HIDDEN;
-/* Stop: drain all threads, write dictionary and trailer. */
-int ht_tape_stop(uint64_t status) HT_HIDDEN;
+/* Stop: drain all threads, write dictionary and trailer; ending: the
+** process ends or execs (maybe in a signal handler): free nothing. */
+int ht_tape_stop(uint64_t status, int ending) HT_HIDDEN;
 /* Declare a runtime location for the dictionary written at stop. */
 int ht_tape_loc(uint64_t id, int kind, const char *name, const char *file,
                 uint32_t line, uint64_t aux) HT_HIDDEN;

@@ -534,8 +534,10 @@ static int tape_lock_bounded(pthread_mutex_t *m)
   return -1;
 }
 
-/* Stop: close every thread's stream, drain, write dictionary and trailer. */
-int ht_tape_stop(uint64_t status)
+/* Stop: close every thread's stream, drain, write dictionary and trailer.
+** ending: the process is ending or exec'ing, maybe from a signal handler
+** that interrupted malloc: nothing is freed (and so no malloc lock taken). */
+int ht_tape_stop(uint64_t status, int ending)
 {
   int exp = 1;
   if (!atomic_compare_exchange_strong(&tape.active, &exp, 0)) return HEAPTAPE_E_NOTRUNNING;
@@ -563,14 +565,14 @@ int ht_tape_stop(uint64_t status)
   tape_own_flush(&tape.own, NULL);
   if (!tape_lock_bounded(&tape.dict_lock)) {
     ht_dict_flush(tape.dict, tape.w, ht_g.pid);
-    ht_dict_destroy(tape.dict);
+    if (!ending) ht_dict_destroy(tape.dict);
     tape.dict = NULL;
     pthread_mutex_unlock(&tape.dict_lock);
   }
   HtTrailer tr = { tape.events, lost, tape_tick(), status };
   ht_writer_trailer(tape.w, &tr);
   int rc = ht_writer_error(tape.w);
-  ht_writer_destroy(tape.w);
+  if (!ending) ht_writer_destroy(tape.w);
   tape.w = NULL;
   if (tape.on_stop && tape.on_stop(tape.arg) && !rc) rc = HEAPTAPE_E_IO;
   tape.mode = TAPE_OFF;
@@ -744,7 +746,7 @@ void ht_tape_atfork_child(void)
 void ht_record_exit(int status)
 {
   if (atomic_load(&tape.active) && (uint32_t)syscall(SYS_getpid) == ht_g.pid)
-    ht_tape_stop((uint64_t)(status & 0xff));
+    ht_tape_stop((uint64_t)(status & 0xff), 1);
 }
 
 static _Atomic uint64_t tape_status = UINT64_MAX; /* exit status for the trailer */
@@ -760,7 +762,7 @@ void ht_record_status(int status)
 static void tape_quick_exit(void)
 {
   if (atomic_load(&tape.active) && (uint32_t)getpid() == ht_g.pid)
-    ht_tape_stop(atomic_load(&tape_status));
+    ht_tape_stop(atomic_load(&tape_status), 1);
 }
 
 /* Before an exec replaces the image: drain every thread, write the trailer
@@ -770,7 +772,7 @@ int ht_record_exec(void)
   if (!atomic_load(&tape.active) || tape.mode != TAPE_ENV ||
       (uint32_t)syscall(SYS_getpid) != ht_g.pid)
     return 0;
-  ht_tape_stop(UINT64_MAX);
+  ht_tape_stop(UINT64_MAX, 1);
   return 1;
 }
 
@@ -809,5 +811,5 @@ __attribute__((constructor(101))) static void tape_ctor(void)
 __attribute__((destructor(101))) static void tape_dtor(void)
 {
   if (atomic_load(&tape.active) && (uint32_t)getpid() == ht_g.pid)
-    ht_tape_stop(atomic_load(&tape_status));
+    ht_tape_stop(atomic_load(&tape_status), 1);
 }
