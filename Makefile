@@ -119,6 +119,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libheaptape_tool.a tests/unit/testhelper.h
 $(B)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread -ldl $(PROG_LIBS_$*)
+PROG_LIBS_hard_alloc = -lstdc++
 $(B)/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread
