@@ -18,6 +18,7 @@
 
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
+#include "../src/format/reader.h"
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
@@ -45,7 +46,9 @@ static void record_usage(FILE *f)
 "Run PROG with libheaptape.so preloaded and record its heap onto a tape.\n"
 "When PROG exits, symbols for every address on the tape are appended to it,\n"
 "so the tape can be read without the binaries. The exit status is PROG's\n"
-"(128+N if it was killed by signal N).\n"
+"(128+N if it was killed by signal N); if no tape of this run is there at\n"
+"the end, heaptape says so and exits 1 when PROG succeeded. A tape it cannot\n"
+"create or overwrite is refused before PROG runs.\n"
 "\n"
 "options:\n"
 "  -o, --output FILE      tape to write; %p stands for the pid\n"
@@ -407,6 +410,32 @@ static char *record_abspath(const char *p)
   return s;
 }
 
+/* Check, before anything runs, that the recorder can create the tape: an
+** existing file must be writable (it is truncated), else its directory must
+** be. A %p in the directory part leaves the check to the recorder. */
+static int record_check_output(const RecOpts *o, const char *prog)
+{
+  const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+  size_t n = strlen(base) + 32;
+  char *tmpl = o->output ? strdup(o->output) : malloc(n);
+  if (!tmpl) return 0;
+  if (!o->output) snprintf(tmpl, n, "heaptape.%s.<pid>.tape", base);
+  char *slash = strrchr(tmpl, '/');
+  int e = 0;
+  struct stat st;
+  if (o->output && !strstr(tmpl, "%p") && !stat(tmpl, &st)) {
+    if (S_ISDIR(st.st_mode)) e = EISDIR;
+    else if (access(tmpl, W_OK)) e = errno;
+  } else if (!slash || !memmem(tmpl, (size_t)(slash - tmpl), "%p", 2)) {
+    char *dir = slash ? strndup(tmpl, slash == tmpl ? 1 : (size_t)(slash - tmpl)) : strdup(".");
+    if (dir && access(dir, W_OK | X_OK)) e = errno;
+    free(dir);
+  }
+  if (e) ht_cli_error("%s: cannot write the tape: %s", tmpl, strerror(e));
+  free(tmpl);
+  return e ? -1 : 0;
+}
+
 /* -- Running -------------------------------------------------------------- */
 
 /* Forward a signal sent to heaptape (kill, not the terminal) to the child.
@@ -465,13 +494,45 @@ static void record_shquote(char *buf, size_t len, const char *s)
   buf[j] = 0;
 }
 
-/* Finalise the tape and print the summary line; returns 0 or -1. */
-static int record_finish(const RecOpts *o, const char *tape)
+/* Whether the file at tape holds a header this run wrote: the child's pid,
+** a start no earlier than the fork. 1 yes, 0 no, -1 unreadable (left to the
+** finalisation, which names the problem). */
+static int record_ours(const char *tape, pid_t pid, uint64_t since_ns)
+{
+  int fd = open(tape, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  uint8_t fixed[HT_HEADER_FIXED], *buf = NULL;
+  int rc = -1;
+  if (record_pread(fd, fixed, sizeof(fixed), 0) == 0) {
+    size_t n = HT_HEADER_FIXED + (size_t)ht_ru32(fixed + 12) + 4;
+    if (n <= (1u << 20) && (buf = malloc(n)) && !record_pread(fd, buf, n, 0)) {
+      HtReader *r;
+      char err[256];
+      if (!ht_reader_open_mem(&r, buf, n, err, sizeof(err))) {
+        const HtHeader *h = ht_reader_header(r);
+        rc = h->pid == (uint32_t)pid && h->start_ns >= since_ns;
+        ht_reader_close(r);
+      }
+    }
+  }
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+/* Finalise the tape and print the summary line; returns 0, or -1 after one
+** line saying why there is no tape. Only a tape this run wrote is read. */
+static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t since_ns)
 {
   struct stat st;
   if (stat(tape, &st)) {
     ht_cli_error("%s: no tape was written (the recorder did not start in the "
                  "program)", tape);
+    return -1;
+  }
+  if (S_ISREG(st.st_mode) && record_ours(tape, pid, since_ns) == 0) {
+    ht_cli_error("%s: no tape was written by this run (the file there is not "
+                 "this run's; left as it was)", tape);
     return -1;
   }
   HtSymSummary sum;
@@ -663,6 +724,10 @@ int cmd_record(int argc, char **argv)
     free(path);
     return HT_EXIT_FAIL;
   }
+  if (record_check_output(&o, prog)) {
+    free(path);
+    return HT_EXIT_FAIL;
+  }
   char *lib = record_find_lib();
   if (!lib) {
     ht_cli_error("libheaptape.so: not found next to the heaptape binary "
@@ -683,6 +748,9 @@ int cmd_record(int argc, char **argv)
   sigprocmask(SIG_BLOCK, &block, &old);
   fflush(NULL);
   time_t started = time(NULL);         /* older files are not this run's tapes */
+  struct timespec fork_ts;             /* a tape this run wrote starts later */
+  clock_gettime(CLOCK_REALTIME, &fork_ts);
+  uint64_t fork_ns = (uint64_t)fork_ts.tv_sec * 1000000000ull + (uint64_t)fork_ts.tv_nsec;
   pid_t pid = fork();
   if (pid < 0) {
     ht_cli_error("record: fork: %s", strerror(errno));
@@ -725,7 +793,8 @@ int cmd_record(int argc, char **argv)
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
-  if (tape) record_finish(&o, tape);
+  /* No tape of this run: the job failed, whatever the program did. */
+  if (tape && record_finish(&o, tape, pid, fork_ns) && rc == 0) rc = HT_EXIT_FAIL;
   if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape, started);
   free(path); free(lib); free(tape);
   return rc;

@@ -26,6 +26,7 @@
 /* State kept across snapshots. */
 typedef struct RecPprof {
   const char *tape;          /* tape being recorded */
+  pid_t pid;                 /* its process: a file of another is not read */
   HtSymbolizer *sym;         /* live symboliser, or NULL */
   HtMap declared;            /* module bases declared to sym */
   uint64_t since;            /* tape time the previous snapshot covered */
@@ -63,6 +64,10 @@ static void recpprof_snapshot(RecPprof *rp)
   HtReader *r;
   char err[512];
   if (ht_reader_open(&r, rp->tape, err, sizeof(err))) return;  /* not written yet */
+  if (ht_reader_header(r)->pid != (uint32_t)rp->pid) {  /* an older tape */
+    ht_reader_close(r);
+    return;
+  }
   HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .since_ns = rp->since};
   HtModel m;
   HtTally t = {0};
@@ -108,6 +113,7 @@ pid_t ht_record_pprof_wait(pid_t pid, int *status, const char *tape, uint64_t ev
   RecPprof rp;
   memset(&rp, 0, sizeof(rp));
   rp.tape = tape;
+  rp.pid = pid;
   if (tape && !ht_map_init(&rp.declared, 64)) rp.sym = ht_symbolizer_new(HT_SYM_QUIET);
   uint64_t next = recpprof_now() + every_ns;
   pid_t w;
