@@ -11,6 +11,7 @@
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
+#include "../src/base/map.h"
 
 static const char stats_usage[] = "usage: heaptape stats FILE\n";
 
@@ -42,6 +43,26 @@ static void stats_bound(char *buf, size_t len, uint64_t v)
   snprintf(buf, len, "%" PRIu64 "%s", v, unit[u]);
 }
 
+/* Native addresses on the tape's stacks (*addrs) and how many of them have no
+** symbol (*missing); after the pass, when every stack is known. -1 on OOM. */
+static int stats_symbols(const HtReader *r, uint64_t *addrs, uint64_t *missing)
+{
+  HtMap seen;
+  *addrs = *missing = 0;
+  if (ht_map_init(&seen, 1024)) return -1;
+  uint32_t n = ht_reader_stack_count(r);
+  for (uint32_t id = 1; id <= n; id++) {
+    uint64_t v = ht_reader_stack_frame(r, id);
+    if (HT_FRAME_IS_LOC(v) || ht_map_get(&seen, HT_FRAME_IP(v))) continue;
+    if (ht_map_put(&seen, HT_FRAME_IP(v), 1)) { ht_map_free(&seen); return -1; }
+    const HtSymbol *sym;
+    ++*addrs;
+    if (!ht_reader_symbol(r, HT_FRAME_IP(v), &sym)) ++*missing;
+  }
+  ht_map_free(&seen);
+  return 0;
+}
+
 /* Print the figures of an analysed tape. */
 static void stats_print(const char *path, HtReader *r, const HtModel *m)
 {
@@ -55,7 +76,13 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
   printf("  duration         %.3f s\n", (double)m->duration / 1e9);
   if (h->sample) printf("  sampling         one per %" PRIu64 " bytes on average\n", h->sample);
   else printf("  sampling         every allocation\n");
-  printf("  symbolised       %s\n", h->flags & HT_F_SYMBOLIZED ? "yes" : "no");
+  uint64_t addrs, missing;
+  if (!(h->flags & HT_F_SYMBOLIZED)) printf("  symbolised       no\n");
+  else if (stats_symbols(r, &addrs, &missing) || !missing) printf("  symbolised       yes\n");
+  else  /* finalised, but symbols were cut off (or lost with damaged packets) */
+    printf("  symbolised       %s: the symbols of %" PRIu64 " of %" PRIu64 " addresses are "
+           "missing (cut off or damaged; heaptape symbolize %s restores them)\n",
+           missing == addrs ? "no" : "partly", missing, addrs, path);
   printf("  file             %" PRIu64 " bytes in %" PRIu64 " packets (%" PRIu64
          " of events)\n", st->file_bytes, st->packets, st->event_packets);
   printf("  events           %" PRIu64 " (%.1f tape bytes per event)\n", m->events,
