@@ -12,6 +12,9 @@ libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler"
 # Real programs the tests record, and the tools they compare against.
 # libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
 TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"
+# Programs the "never hang, kill or change the program" tests record
+# (tests/integration/record_hard_real.sh; tar and bash are essential).
+TESTS="$TESTS ripgrep nodejs gawk xz-utils gdb"
 # The pictures' checks: go tool pprof reads the pprof exports, headless
 # Chromium renders the SVG and HTML outputs (both large: ~300 MB together).
 TESTS="$TESTS golang-go chromium"
