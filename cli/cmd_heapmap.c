@@ -76,6 +76,8 @@ int cmd_heapmap(int argc, char **argv)
     if (strchr(err, ':')) ht_cli_error("%s", err);
     else ht_cli_error("%s: %s", path, err);
     rc = HT_EXIT_FAIL;
+  } else {
+    ht_cli_warn_damage(path, r);
   }
   ht_reader_close(r);
   if (fflush(stdout)) rc = HT_EXIT_FAIL;

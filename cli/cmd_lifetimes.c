@@ -65,6 +65,7 @@ int cmd_lifetimes(int argc, char **argv)
     ht_cli_error("%s: out of memory", path);
     rc = HT_EXIT_FAIL;
   } else {
+    ht_cli_warn_damage(path, r);
     ht_life_text(stdout, path, &l, top);
     if (svg) {
       FILE *f = fopen(svg, "w");

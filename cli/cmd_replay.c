@@ -139,6 +139,7 @@ int cmd_replay(int argc, char **argv)
   snprintf(runner, sizeof(runner), "%s/heaptape-replay", bindir);
   HtReplayPrep prep;
   int bad = ht_replay_prepare(r, opfile, &prep, err, sizeof(err));
+  if (!bad) ht_cli_warn_damage(path, r);
   ht_reader_close(r);
   if (bad) {
     ht_cli_error("%s: %s", path, err);

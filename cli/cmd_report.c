@@ -196,6 +196,9 @@ int cmd_report(int argc, char **argv)
   char warn[400];
   report_warn(path, r, warn, sizeof(warn));
   o.warning = warn[0] ? warn : NULL;
+  if (o.at_ns != UINT64_MAX && o.at_ns > m.duration)  /* a note: the heap at the end is shown */
+    ht_cli_error("warning: %s: the tape ends at %.3f s; --at %.3f shows the heap at its end",
+                 path, (double)m.duration / 1e9, (double)o.at_ns / 1e9);
   if (memprof) ht_report_memprof(stdout, &m, &o);
   else if (json) ht_report_json(stdout, &m, &o);
   else ht_report_text(stdout, &m, &o);

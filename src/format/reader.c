@@ -344,6 +344,17 @@ static uint64_t packet_check(HtReader *r, uint64_t off)
   return HT_PHEAD_SIZE + (uint64_t)blen;
 }
 
+/* End of the packet at off when the file holds it whole by its header's
+** length (checksum not verified), else 0. */
+static uint64_t packet_end(const HtReader *r, uint64_t off)
+{
+  const uint8_t *h = r->data + off;
+  if (r->size - off < HT_PHEAD_SIZE || memcmp(h, HT_PMAGIC, 4)) return 0;
+  uint32_t blen = ht_ru32(h + 8);
+  if (blen > HT_PACKET_MAX || r->size - off - HT_PHEAD_SIZE < blen) return 0;
+  return off + HT_PHEAD_SIZE + blen;
+}
+
 /* Offset of the next valid packet after off, or size if none. */
 static uint64_t packet_resync(HtReader *r, uint64_t off)
 {
@@ -391,8 +402,11 @@ static int reader_scan(HtReader *r, uint64_t off)
   while (off < r->size) {
     uint64_t n = packet_check(r, off);
     if (!n) {
-      uint64_t next = packet_resync(r, off);
-      if (next >= r->size) {
+      uint64_t next = packet_resync(r, off), end;
+      /* No valid packet follows: a packet the file holds whole (by its
+      ** header's length) is damaged; one the file ends inside is truncated. */
+      if (next >= r->size && (end = packet_end(r, off))) next = end;
+      else if (next >= r->size) {
         r->st.truncated_bytes = r->size - off;
         reader_damage(r, off, "truncated: %llu bytes after the last whole packet lost",
                       (unsigned long long)(r->size - off));

@@ -262,9 +262,12 @@ static void text_title(FILE *f, const HtModel *m, SiteKey k, uint32_t n,
             m->temp, shown, n);
     break;
   case BY_AT:
-    fprintf(f, "HEAP AT %.3f s: %s in %" PRIu64 " blocks; top %u of %" PRIu32 " sites\n",
-            (double)o->at_ns / 1e9, report_bytes(b, sizeof(b), m->at_heap),
-            m->at_heap_n, shown, n);
+    fprintf(f, "HEAP AT %.3f s", (double)o->at_ns / 1e9);
+    if (o->at_ns > m->duration)  /* nothing happens after the end */
+      fprintf(f, " (after the tape's end at %.3f s: the heap at its end)",
+              (double)m->duration / 1e9);
+    fprintf(f, ": %s in %" PRIu64 " blocks; top %u of %" PRIu32 " sites\n",
+            report_bytes(b, sizeof(b), m->at_heap), m->at_heap_n, shown, n);
     break;
   }
 }

@@ -581,6 +581,47 @@ static void test_stack_id_budget(void)
   free(m.p);
 }
 
+/* Bytes flipped inside the last packet are damage, not truncation: the
+** packet is whole (its header fits, the file holds its body); only a file
+** that ends inside a packet is truncated. */
+static void test_damaged_last_packet(void)
+{
+  size_t n = 200;
+  Exp *exp = malloc(n * sizeof(Exp));
+  Mem m = gen_tape(7, 2, n, 0, exp);
+  size_t off = HT_HEADER_FIXED + ht_ru32(m.p + 12) + 4, last = off;
+  while (off + HT_PHEAD_SIZE <= m.n) { last = off; off += HT_PHEAD_SIZE + ht_ru32(m.p + off + 8); }
+  CHECK_EQ(off, m.n);
+  size_t blen = ht_ru32(m.p + last + 8);
+  CHECK(blen > 2);
+  HtReader *r;
+  char err[200];
+  /* A flip in the body, then in the header (the checksum covers both). */
+  for (int where = 0; where < 2; where++) {
+    size_t at = where ? last + 20 : last + HT_PHEAD_SIZE + blen / 2;
+    m.p[at] ^= 0x10;
+    CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n, err, sizeof(err)), 0);
+    HtEvent ev;
+    while (ht_reader_next(r, &ev) > 0) {}
+    const HtReadStats *st = ht_reader_stats(r);
+    CHECK_EQ(st->truncated_bytes, 0);
+    CHECK_EQ(st->damaged, 1);
+    CHECK_EQ(st->damaged_bytes, HT_PHEAD_SIZE + blen);
+    CHECK(strstr(st->first_error, "damaged packet") != NULL);
+    CHECK(strstr(st->first_error, "truncated") == NULL);
+    ht_reader_close(r);
+    m.p[at] ^= 0x10;
+  }
+  /* The same packet cut short is truncation. */
+  CHECK_EQ(ht_reader_open_mem(&r, m.p, m.n - 1, err, sizeof(err)), 0);
+  CHECK_EQ(ht_reader_stats(r)->truncated_bytes, HT_PHEAD_SIZE + blen - 1);
+  CHECK_EQ(ht_reader_stats(r)->damaged, 0);
+  CHECK(strstr(ht_reader_stats(r)->first_error, "truncated") != NULL);
+  ht_reader_close(r);
+  free(m.p);
+  free(exp);
+}
+
 int main(void)
 {
   if (getenv("HT_WRITE_CORPUS")) write_corpus(getenv("HT_WRITE_CORPUS"));
@@ -594,5 +635,6 @@ int main(void)
   TEST(test_many_threads);
   TEST(test_module_info_stable);
   TEST(test_dict_string_redefined);
+  TEST(test_damaged_last_packet);
   return th_summary();
 }
