@@ -6,16 +6,15 @@
 
 #include "html.h"
 
-/* A round interval giving about `buckets` snapshots over duration_ns. */
+/* The interval giving `buckets` snapshots over duration_ns (at step, 2 step,
+** ... up to the end). Not rounded to a 1-2-5 value: rounding up gave as few
+** as 40% of the buckets asked for. A tape shorter than buckets^2 ns (10 us
+** for 100) may get fewer: the step is a whole number of ns. */
 uint64_t ht_html_step(uint64_t duration_ns, unsigned buckets)
 {
   if (!duration_ns || !buckets) return 0;
-  uint64_t raw = (duration_ns + buckets - 1) / buckets, p = 1;
-  while (p * 10 <= raw) p *= 10;
-  uint64_t step = p;
-  if (step < raw) step = 2 * p;
-  if (step < raw) step = 5 * p;
-  if (step < raw) step = 10 * p;
+  uint64_t step = duration_ns / buckets;
+  if (!step || duration_ns / step > buckets) step++;
   return step;
 }
 

@@ -19,7 +19,7 @@ typedef struct HtHtmlSnaps {
   int oom;                   /* out of memory */
 } HtHtmlSnaps;
 
-/* A round interval giving about `buckets` snapshots over duration_ns. */
+/* The interval giving `buckets` snapshots over duration_ns (duration / buckets). */
 uint64_t ht_html_step(uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
 /* HtSnapFn: record the live bytes of every site (arg is HtHtmlSnaps *). */
 void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
