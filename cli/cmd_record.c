@@ -94,7 +94,8 @@ static void record_usage(FILE *f)
 static void record_short_usage(void)
 {
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
-        "                       [--frames N] [--follow-fork] [--follow-exec] -- PROG [ARGS...]\n"
+        "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
+        "                       [--lua[=native]] [--pprof-every SEC] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
@@ -793,7 +794,7 @@ int cmd_record(int argc, char **argv)
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
-  /* No tape of this run: the job failed, whatever the program did. */
+  /* No tape of this run: the job failed (the program's failure status wins). */
   if (tape && record_finish(&o, tape, pid, fork_ns) && rc == 0) rc = HT_EXIT_FAIL;
   if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape, started);
   free(path); free(lib); free(tape);
