@@ -74,12 +74,19 @@ static void usage(FILE *f)
   fprintf(f, "usage: heaptape <command> [options] [args]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
     fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].help);
-  fprintf(f, "\n`heaptape <command> --help` describes a command.\n");
+  fprintf(f, "\n`heaptape <command> --help` (or `heaptape help <command>`) describes a command.\n");
 }
 
 int main(int argc, char **argv)
 {
   if (argc < 2) { usage(stderr); return HT_EXIT_USAGE; }
+  if (!strcmp(argv[1], "help") && argc > 2) {  /* help COMMAND: COMMAND --help */
+    char *hargv[] = {argv[2], "--help", NULL};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+      if (!strcmp(argv[2], cmds[i].name)) return cmds[i].fn(2, hargv);
+    ht_cli_error("help: unknown command '%s' (see heaptape --help)", argv[2]);
+    return HT_EXIT_USAGE;
+  }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return HT_EXIT_OK;
