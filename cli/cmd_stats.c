@@ -63,6 +63,14 @@ static int stats_symbols(const HtReader *r, uint64_t *addrs, uint64_t *missing)
   return 0;
 }
 
+/* Whether a thread is heaptape's writer, not the program's: it writes RSS,
+** MODULE and LOST records under its own tid, with no THREAD record and no
+** allocation or free. */
+static int stats_is_recorder(const HtThread *t)
+{
+  return !t->name[0] && !t->allocs && !t->frees;
+}
+
 /* Print the figures of an analysed tape. */
 static void stats_print(const char *path, HtReader *r, const HtModel *m)
 {
@@ -125,9 +133,14 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
          "bytes", "frees");
   for (uint32_t i = 0; i < m->nth; i++) {
     const HtThread *t = &m->th[i];
+    if (stats_is_recorder(t)) continue;
     printf("  %-10" PRIu32 " %-16s %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n",
            t->tid, t->name[0] ? t->name : "-", t->events, t->allocs, t->bytes, t->frees);
   }
+  for (uint32_t i = 0; i < m->nth; i++)
+    if (stats_is_recorder(&m->th[i]))
+      printf("  (not listed: %" PRIu32 ", heaptape's writer thread, %" PRIu64
+             " records of RSS, modules and loss)\n", m->th[i].tid, m->th[i].events);
 }
 
 /* `heaptape stats`: parse its arguments and run it; returns the exit status. */
