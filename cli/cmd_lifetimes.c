@@ -14,6 +14,7 @@ static const char life_usage[] =
   "  --range LO-HI   macro lifetimes shown, in % of the run (default 0-100)\n"
   "  --bins N        histogram bins over the range (default 20)\n"
   "  --by-site       lifetimes per allocation site (--top N sites, default 20)\n"
+  "  --json          the same figures as one JSON object (docs/ALLOCATORS.md)\n"
   "  -o FILE.svg     also draw both histograms as SVG\n";
 
 /* `heaptape lifetimes`: parse its arguments and run it; returns the exit status. */
@@ -22,11 +23,13 @@ int cmd_lifetimes(int argc, char **argv)
   const char *path = NULL, *svg = NULL, *range = "";
   HtLifeOpts o = {.lo = 0, .hi = 100, .bins = 20};
   unsigned top = 20;
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     char *e;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(life_usage, stdout); return HT_EXIT_OK; }
     if (!strcmp(a, "--by-site")) { o.by_site = 1; continue; }
+    if (!strcmp(a, "--json")) { json = 1; continue; }
     if (a[0] == '-' && a[1] && strcmp(a, "--range") && strcmp(a, "--bins") &&
         strcmp(a, "--top") && strcmp(a, "-o")) {
       ht_cli_error("lifetimes: unknown option '%s'", a);
@@ -65,8 +68,11 @@ int cmd_lifetimes(int argc, char **argv)
     ht_cli_error("%s: out of memory", path);
     rc = HT_EXIT_FAIL;
   } else {
+    char warn[320];
+    ht_cli_damage(r, warn, sizeof(warn));
     ht_cli_warn_damage(path, r);
-    ht_life_text(stdout, path, &l, top);
+    if (json) ht_life_json(stdout, path, &l, top, warn[0] ? warn : NULL);
+    else ht_life_text(stdout, path, &l, top);
     if (svg) {
       FILE *f = fopen(svg, "w");
       if (!f) { ht_cli_error("%s: cannot create (%s)", svg, strerror(errno)); rc = HT_EXIT_FAIL; }

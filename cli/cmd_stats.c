@@ -12,8 +12,11 @@
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
 #include "../src/base/map.h"
+#include "../src/output/flame.h"  /* ht_flame_json_str */
 
-static const char stats_usage[] = "usage: heaptape stats FILE\n";
+static const char stats_usage[] =
+  "usage: heaptape stats [--json] FILE\n"
+  "  --json   the same figures as one JSON object (docs/REPORT.md)\n";
 
 static const char *const stats_types[] = {
   "?", "alloc", "free", "thread", "mark", "module", "unload", "rss", "lost",
@@ -143,15 +146,91 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
              " records of RSS, modules and loss)\n", m->th[i].tid, m->th[i].events);
 }
 
+/* s as a JSON string, or null. */
+static void stats_json_str(const char *s)
+{
+  if (s) ht_flame_json_str(stdout, s);
+  else fputs("null", stdout);
+}
+
+/* Print the figures of an analysed tape as one JSON object. */
+static void stats_json(const char *path, HtReader *r, const HtModel *m, const char *warning)
+{
+  const HtHeader *h = ht_reader_header(r);
+  const HtReadStats *st = ht_reader_stats(r);
+  uint64_t addrs = 0, missing = 0;
+  int oom = stats_symbols(r, &addrs, &missing);
+  int sym = (h->flags & HT_F_SYMBOLIZED) && (oom || !missing);
+  printf("{\"tape\": ");
+  stats_json_str(path);
+  printf(", \"version\": %" PRIu32 ", \"executable\": ", h->version);
+  stats_json_str(h->exe);
+  printf(", \"pid\": %" PRIu32 ", \"frontend\": ", h->pid);
+  stats_json_str(h->frontend && h->frontend[0] ? h->frontend : "native");
+  printf(",\n \"duration_ns\": %" PRIu64 ", \"sampling_interval\": %" PRIu64
+         ", \"symbolised\": %s, \"addresses\": %" PRIu64 ", \"symbols_missing\": %" PRIu64
+         ",\n", m->duration, h->sample, sym ? "true" : "false", addrs, missing);
+  printf(" \"file_bytes\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"event_packets\": %" PRIu64
+         ", \"events\": %" PRIu64 ", \"closed\": %s, \"exit_status\": ", st->file_bytes,
+         st->packets, st->event_packets, m->events, st->has_trailer ? "true" : "false");
+  if (st->has_trailer && st->trailer_status != UINT64_MAX) printf("%" PRIu64, st->trailer_status);
+  else fputs("null", stdout);
+  printf(",\n \"damaged_packets\": %" PRIu64 ", \"damaged_bytes\": %" PRIu64
+         ", \"truncated_bytes\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"foreign_packets\": %"
+         PRIu64 ",\n", st->damaged, st->damaged_bytes, st->truncated_bytes,
+         st->lost > m->lost ? st->lost : m->lost, st->foreign);
+  printf(" \"by_type\": {");
+  const char *sep = "";
+  for (size_t i = 1; i < HT_COUNTOF(stats_types); i++)
+    if (m->by_type[i]) { printf("%s\"%s\": %" PRIu64, sep, stats_types[i], m->by_type[i]); sep = ", "; }
+  printf("},\n \"by_kind\": {");
+  sep = "";
+  for (size_t i = 0; i < HT_COUNTOF(stats_kinds); i++)
+    if (m->by_kind[i]) { printf("%s\"%s\": %" PRIu64, sep, stats_kinds[i], m->by_kind[i]); sep = ", "; }
+  printf("},\n \"sizes\": [");
+  sep = "";
+  for (unsigned b = 0; b < HT_COUNTOF(m->hist); b++) {
+    if (!m->hist[b]) continue;
+    uint64_t lo = b ? 1ull << (b - 1) : 0, hi = b == 0 ? 1 : b == 64 ? UINT64_MAX : 1ull << b;
+    printf("%s{\"lo\": %" PRIu64 ", \"hi\": %" PRIu64 ", \"count\": %" PRIu64 "}", sep,
+           lo, hi, m->hist[b]);
+    sep = ", ";
+  }
+  printf("],\n \"threads\": [");
+  sep = "";
+  for (uint32_t i = 0; i < m->nth; i++) {
+    const HtThread *t = &m->th[i];
+    if (stats_is_recorder(t)) continue;
+    printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", sep, t->tid);
+    stats_json_str(t->name[0] ? t->name : NULL);
+    printf(", \"events\": %" PRIu64 ", \"allocs\": %" PRIu64 ", \"bytes\": %" PRIu64
+           ", \"frees\": %" PRIu64 "}", t->events, t->allocs, t->bytes, t->frees);
+    sep = ",";
+  }
+  printf("],\n \"recorder_threads\": [");
+  sep = "";
+  for (uint32_t i = 0; i < m->nth; i++)
+    if (stats_is_recorder(&m->th[i])) {
+      printf("%s{\"tid\": %" PRIu32 ", \"events\": %" PRIu64 "}", sep, m->th[i].tid,
+             m->th[i].events);
+      sep = ", ";
+    }
+  printf("],\n \"warning\": ");
+  stats_json_str(warning);
+  printf("}\n");
+}
+
 /* `heaptape stats`: parse its arguments and run it; returns the exit status. */
 int cmd_stats(int argc, char **argv)
 {
   const char *path = NULL;
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(stats_usage, stdout);
       return HT_EXIT_OK;
     }
+    if (!strcmp(argv[i], "--json")) { json = 1; continue; }
     if ((argv[i][0] == '-' && argv[i][1]) || path) {
       ht_cli_error(path ? "stats: one tape at a time; extra argument '%s'"
                         : "stats: unknown option '%s'", argv[i]);
@@ -179,8 +258,11 @@ int cmd_stats(int argc, char **argv)
   }
   ht_model_run(&m);
   if (t0.tv_nsec == -1) fputs("\r\033[K", stderr);
+  char warn[320];
+  ht_cli_damage(r, warn, sizeof(warn));
   ht_cli_warn_damage(path, r);
-  stats_print(path, r, &m);
+  if (json) stats_json(path, r, &m, warn[0] ? warn : NULL);
+  else stats_print(path, r, &m);
   int failed = fflush(stdout) != 0;
   ht_model_free(&m);
   ht_reader_close(r);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame.h"  /* ht_flame_json_str */
 #include "lifetimes.h"
 #include "ops.h"
 #include "svgplot.h"
@@ -199,6 +200,50 @@ void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top)
             s->blocks, s->freed, s->blocks - s->freed,
             s->freed ? s->sum_pct / (double)s->freed : 0.0, t, s->short_n, s->name);
   }
+}
+
+/* The same figures as one JSON object. */
+void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, const char *warning)
+{
+  fputs("{\"tape\": ", f);
+  ht_flame_json_str(f, tape);
+  fprintf(f, ", \"operations\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64
+          ", \"never_freed\": %" PRIu64 ", \"never_freed_bytes\": %" PRIu64 ",\n", l->nops,
+          l->blocks, l->freed, l->never, l->never_bytes);
+  fprintf(f, " \"range\": [%g, %g], \"in_range\": %" PRIu64 ",\n \"macro\": [", l->o.lo,
+          l->o.hi, l->in_range);
+  double w = (l->o.hi - l->o.lo) / l->o.bins;
+  for (unsigned i = 0; i < l->o.bins; i++)
+    fprintf(f, "%s{\"lo\": %.17g, \"hi\": %.17g, \"blocks\": %" PRIu64 "}", i ? ", " : "",
+            l->o.lo + w * i, l->o.lo + w * (i + 1), l->bin[i]);
+  fputs("],\n \"time\": [", f);
+  const char *sep = "";
+  for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++) {
+    if (!l->tb[b]) continue;
+    fprintf(f, "%s{\"lo_ns\": %" PRIu64 ", \"hi_ns\": %" PRIu64 ", \"blocks\": %" PRIu64 "}",
+            sep, life_tlow(b), (uint64_t)1 << b, l->tb[b]);
+    sep = ", ";
+  }
+  fputs("],\n \"sites\": ", f);
+  if (!l->o.by_site) fputs("null", f);
+  else {
+    fputc('[', f);
+    for (uint32_t i = 0; i < l->nsite && i < top; i++) {
+      const HtLifeSite *s = &l->site[i];
+      fprintf(f, "%s\n  {\"site\": ", i ? "," : "");
+      ht_flame_json_str(f, s->name);
+      fprintf(f, ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"never\": %" PRIu64
+              ", \"mean_pct\": %.17g, \"mean_ns\": %.17g, \"short\": %" PRIu64 "}",
+              s->blocks, s->freed, s->blocks - s->freed,
+              s->freed ? s->sum_pct / (double)s->freed : 0.0,
+              s->freed ? s->sum_ns / (double)s->freed : 0.0, s->short_n);
+    }
+    fputc(']', f);
+  }
+  fputs(",\n \"warning\": ", f);
+  if (warning) ht_flame_json_str(f, warning);
+  else fputs("null", f);
+  fputs("}\n", f);
 }
 
 /* Both histograms as an SVG picture. */

@@ -49,6 +49,10 @@ int ht_life_run(HtReader *r, const HtLifeOpts *o, HtLife *l) HT_HIDDEN;
 void ht_life_free(HtLife *l) HT_HIDDEN;
 /* Histograms (and sites) as text. */
 void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top) HT_HIDDEN;
+/* The same figures as one JSON object (top sites with by_site); warning is
+** the tape's damage line or NULL. */
+void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top,
+                  const char *warning) HT_HIDDEN;
 /* Both histograms as an SVG picture. */
 void ht_life_svg(FILE *f, const char *tape, const HtLife *l) HT_HIDDEN;
 
