@@ -21,7 +21,7 @@
 #define TAPE_FLUSH_NS 100000000ULL     /* periodic flush and RSS interval */
 #define TAPE_TICK_NS 1000000L          /* writer thread wake-up (full trace) */
 #define TAPE_WRITER_STACK (1u << 20)   /* writer thread stack (it may run exit) */
-#define TAPE_STEAL_TRIES 4000          /* ~200 ms: the longest stop waits for a thread */
+#define TAPE_STOP_WAIT_NS 500000000ULL /* the longest a stop waits for busy threads */
 #define TAPE_FD_HEADROOM 64            /* the tape's descriptor: this far below the limit */
 
 enum { TAPE_OFF = 0, TAPE_ENV = 1, TAPE_SINK = 2 };
@@ -503,16 +503,18 @@ int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
   return rc;
 }
 
-/* Close every thread's stream for the last time. Each wait is bounded: an
+/* Close every thread's stream for the last time. The wait is bounded: an
 ** owner leaves its append within microseconds, unless it is the calling
 ** thread itself (a signal handler ending the process in the middle of an
 ** append) or stopped or descheduled for long; then its unfinished buffer
-** is given up and its events counted as lost. */
+** is given up and its events counted as lost (all threads together wait
+** at most TAPE_STOP_WAIT_NS). */
 static void tape_close_streams(void)
 {
+  uint64_t end = ht_clock_ns(CLOCK_MONOTONIC) + TAPE_STOP_WAIT_NS;
   for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
     for (int i = 0; !ht_record_steal(t, 1); i++) {
-      if (ht_record_held_here(t) || i >= TAPE_STEAL_TRIES) {
+      if (ht_record_held_here(t) || (i >= 64 && ht_clock_ns(CLOCK_MONOTONIC) > end)) {
         ht_record_abandon(t);
         break;
       }
