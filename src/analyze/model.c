@@ -370,6 +370,7 @@ void ht_model_event(HtModel *m, const HtEvent *ev)
   case HT_EV_RSS:
     if (ev->size > m->rss_max) m->rss_max = ev->size;
     ht_timeline_rss(&m->tl, ev->ts, ev->size);
+    if (m->o.on_rss) m->o.on_rss(m->o.arg, ev->ts, ev->size);
     break;
   case HT_EV_LOST: m->lost += ev->size; break;
   default: break;

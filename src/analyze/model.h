@@ -99,6 +99,8 @@ typedef struct HtModel HtModel;
 typedef void (*HtSnapFn)(void *arg, const HtModel *m, uint64_t t_ns);
 /* Called now and then during the pass: events done of about total. */
 typedef void (*HtProgressFn)(void *arg, uint64_t done, uint64_t total);
+/* Called with every RSS sample: its tape time and resident bytes. */
+typedef void (*HtRssFn)(void *arg, uint64_t t_ns, uint64_t rss);
 
 typedef struct HtModelOpts {
   const char *const *wrappers; /* extra wrapper patterns (fnmatch), or NULL */
@@ -107,6 +109,7 @@ typedef struct HtModelOpts {
   uint64_t snap_ns;          /* call on_snap every snap_ns (0 = never) */
   HtSnapFn on_snap;          /* snapshot callback */
   HtProgressFn progress;     /* progress callback, or NULL */
+  HtRssFn on_rss;            /* RSS sample callback, or NULL */
   int split;                 /* one site per (stack, thread, domain), as
                                 the pprof export labels them */
   uint64_t since_ns;         /* count HtSite.recent from this time on */
