@@ -20,12 +20,118 @@
 #define GRAN_SHIFT 16
 #define BG 0x101010u         /* unused address space */
 #define SEP 0x606060u        /* a jump in the addresses */
+#define PAPER 0xffffffu      /* around the plot */
+#define INK 0x202020u        /* labels */
+#define GRID 0x909090u       /* axes and ticks */
+#define FW 7                 /* glyph cell width, px */
+#define FH 13                /* glyph cell height, px */
+
+/* 7x13 glyphs of ASCII 32..126, 4-bit coverage per pixel as hex digits,
+** rendered from DejaVu Sans Mono at 11 px (Bitstream Vera licence). */
+static const char *const font_glyph[95] = {
+  "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+  "00000000000000003d000003d000003d000003d000002c00000030000014000003d000000000000000000000000",
+  "0000000000000003c2d0003c2d0002a1b0000000000000000000000000000000000000000000000000000000000", /* '"' */
+  "0000000000000000582b000946704cfced701c0d000491c00ceddec00c194000c0d000000000000000000000000",
+  "00000000000000000800003bdb400d280100d4800003bea2000085d002082e00acec40000800000040000000000",
+  "000000000000002ba1000b147000b1480002aa16a100693004925ba0000c0660007bb1000000000000000000000",
+  "0000000000000003dd8000a50000087000009e20006a3d066a407a847900bc009baad3000000000000000000000",
+  "00000000000000002c000002c000002b00000000000000000000000000000000000000000000000000000000000",
+  "000000000000000006700000d000005a000009700000b500000a60000078000002d000000a30000024000000000",
+  "0000000000000000c10000068000001e000000d300000b400000c400000e100003c000009400000600000000000",
+  "00000000000000000a000095a86000af400093a6600008000000000000000000000000000000000000000000000",
+  "0000000000000000000000016000002c000002c0007eefee2002c000002c0000000000000000000000000000000",
+  "00000000000000000000000000000000000000000000000000001000004f000006c00000b300000000000000000",
+  "000000000000000000000000000000000000000000000000001dd90000000000000000000000000000000000000",
+  "000000000000000000000000000000000000000000000000000000000039000006f000000000000000000000000",
+  "0000000000000000007800000e100006900000d200005a00000c300004b00000c400003c0000000000000000000",
+  "0000000000000003dea000d40a702e005c03d4e3d03d023d02f005c00d40b7003dea00000000000000000000000",
+  "0000000000000007df300032d300000d300000d300000d300000d300000d30007efec0000000000000000000000",
+  "000000000000001bee9001500b7000008800000d30000b70000a800009900002feee90000000000000000000000",
+  "000000000000000ceea000200a700000b8000bfb000000a5000005b01200a902ceea10000000000000000000000",
+  "000000000000000008f00003af0000c2f000860f002c00f006eddfd10000f000000f00000000000000000000000",
+  "000000000000000eeee200e100000e100000edd8000101c7000006a01100b802dee900000000000000000000000",
+  "0000000000000001bee300b800101e000003c9da104f407a02f003d00e306b003cdc20000000000000000000000",
+  "000000000000003eeefb00000a600001e000006a00000d400003d000009700000f1000000000000000000000000",
+  "0000000000000005ddc200f107a00f2088004eec000c208903d003e02f207b006ddc20000000000000000000000",
+  "0000000000000006dd9002e109704c005b01e10ad005cc7d000005b00201d5009ee700000000000000000000000",
+  "00000000000000000000000000000039000006f000000000000000000039000006f000000000000000000000000",
+  "0000000000000000000000000000006f000003900000000000001000004f000006c00000b300000000000000000",
+  "000000000000000000000000000000005b2039d9307e5000017da4000003ae10000000000000000000000000000",
+  "000000000000000000000000000000000007eeeee200000007eeeee200000000000000000000000000000000000",
+  "0000000000000000000000000000793000005bc61000019f2017cb506d710001000000000000000000000000000",
+  "0000000000000006deb100400a800000b600009a00003c00000490000023000006b000000000000000000000000",
+  "000000000000000000000019cb401c400b1861abb4c1950b5d0b1075c1840a57719aa40c60000008cc500000000",
+  "00000000000000008f10000cc60001e4b000690f000b50b500fddea05b002f0a7000d4000000000000000000000",
+  "000000000000001fddc301f006b01f007b01fdee201f005c01f000f11f004e01fedc40000000000000000000000",
+  "0000000000000000aee800a900300f100003e000003e000000f100000a9003001aee80000000000000000000000",
+  "000000000000004fdd6004d01c604d005c04d003e04d003e04d005c04d01c604fed600000000000000000000000",
+  "000000000000000feeeb00f200000f200000feee900f200000f200000f200000feeed0000000000000000000000",
+  "000000000000000ceeed00c500000c500000ceee800c500000c500000c500000c50000000000000000000000000",
+  "0000000000000002bed600c600403e000006b000006b03ee03d001f00d602f002bed70000000000000000000000",
+  "000000000000004d003e04d003e04d003e04feeee04d003e04d003e04d003e04d003e0000000000000000000000",
+  "000000000000000defe70003d000003d000003d000003d000003d000003d0000defe70000000000000000000000",
+  "0000000000000000eef200000f200000f200000f200000f200000f103203f004ded500000000000000000000000",
+  "000000000000004d004d14d03d204d3d2004ee90004f4e3004d05d004d00b804d001f3000000000000000000000",
+  "000000000000000d400000d400000d400000d400000d400000d400000d400000deeee1000000000000000000000",
+  "000000000000008f107f28d60ce288b29d287a94d2875e0d287010d287000d287000d2000000000000000000000",
+  "000000000000004f502e04eb02e04cc22e04c582e04c0d3e04c088e04c02ee04c00be0000000000000000000000",
+  "0000000000000003dda000e309903e004d05c002f05c002f03e004d00e4099003dda00000000000000000000000",
+  "000000000000000fedd400f205e00f200f10f206e00feec300f200000f200000f20000000000000000000000000",
+  "0000000000000003dda000e40a903e004d05c002f05c002f03e004d00e3099003ded100001d4000001000000000",
+  "000000000000003fdda103d00b803d007b03d00b503fef9003d02e503d005d03d000c5000000000000000000000",
+  "0000000000000005ddd401e101203e000000bd94000037d7000003d014006b01bedb20000000000000000000000",
+  "00000000000000aeefee5003d000003d000003d000003d000003d000003d000003d000000000000000000000000",
+  "000000000000003e004d03e004d03e004d03e004d03e004d02e004c00e207a005ddb10000000000000000000000",
+  "0000000000000088000e24d003d00e107900a60c4005a0f0001e4b0000cc600007f100000000000000000000000",
+  "00000000000000e100088c300096a55f0b3779c2d159b66e02bb2bc00f80ea00d50b70000000000000000000000",
+  "000000000000003d002e10980b6001e6c00006f20000ae60005c1e100e3079099000e3000000000000000000000",
+  "000000000000008a001e20e3098005b2e0000cd500004e000003d000003d000003d000000000000000000000000",
+  "000000000000000eeeef200007b00002e10000c500006b00001e10000b500002feeee4000000000000000000000",
+  "00000000000000008d90000870000087000008700000870000087000008700000870000087000007c8000000000",
+  "000000000000003c000000c4000004b000000c3000005a000000d20000069000000e10000078000000000000000",
+  "0000000000000001cf200000d200000d200000d200000d200000d200000d200000d200000d20001bd1000000000",
+  "00000000000000009f30006b3d103b003b000000000000000000000000000000000000000000000000000000000",
+  "0000000000000000000000000000000000000000000000000000000000000000000000000000000000006666664",
+  "000000002c1000003a0000000000000000000000000000000000000000000000000000000000000000000000000",
+  "000000000000000000000000000009dca10010078005bcda02e105b03c00ab009ba9b0000000000000000000000",
+  "000000000000000f000000f000000f9cc200f606a00f101e00f101e00f606a00f9dc20000000000000000000000",
+  "0000000000000000000000000000009dd7009900200e200000e200000990020009dd70000000000000000000000",
+  "000000000000000000690000069005dca901e10c904c007904b006901e00a9005cab90000000000000000000000",
+  "000000000000000000000000000003ccc200d103c04ecccd04c000000e3003003cdd70000000000000000000000",
+  "00000000000000000cc80004a0000bdec80005a000005a000005a000005a000005a000000000000000000000000",
+  "000000000000000000000000000005dca901e10b904c007904c007901e10b9005dca90000096008cc9000000000",
+  "000000000000000f000000f000000f7dd200f508800f005a00f005a00f005a00f005a0000000000000000000000",
+  "00000000000000001e000000300007ce000001e000001e000001e000001e0000ccfca0000000000000000000000",
+  "00000000000000000c300000200005cf300000c300000c300000c300000c300000c300000e2000dd90000000000",
+  "000000000000000b400000b400000b40a800b4a8000bee0000b789000b40c500b402e2000000000000000000000",
+  "000000000000001ce7000009700000970000097000009700000870000078000001cd70000000000000000000000",
+  "00000000000000000000000000006cd9ca0693d0e0671c0d1671c0d1671c0d1671c0d1000000000000000000000",
+  "00000000000000000000000000000f8ac200f407800f005a00f005a00f005a00f005a0000000000000000000000",
+  "000000000000000000000000000004ddb100e208903d003d03d003d00e2089004ddb10000000000000000000000",
+  "00000000000000000000000000000f9ab100f405a00f001e00f102e00f607a00f8dc200f000000f000000000000",
+  "000000000000000000000000000004dcaa00e20ba03d006a03d006a00e20aa005dcaa000005a000005a00000000",
+  "000000000000000000000000000001f7cd201f600001f000001f000001f000001f0000000000000000000000000",
+  "000000000000000000000000000004ccc200c4000008c73000026e5002009700addb10000000000000000000000",
+  "00000000000000005200000b40003cedc6000b400000b400000b400000a6000003dc60000000000000000000000",
+  "00000000000000000000000000000f005a00f005a00f005a00f005a00d209a005da9a0000000000000000000000",
+  "00000000000000000000000000004b001e00e107800960c3003c2d0000da700008f200000000000000000000000",
+  "0000000000000000000000000000e100078a4030a4685e0e02b985c00ea2d900b80e50000000000000000000000",
+  "00000000000000000000000000001d2079004c3d00008f20000be50007a1d203d004c0000000000000000000000",
+  "00000000000000000000000000003c001e00d307900690d2000e4c00009e600003f00000790000dc10000000000",
+  "000000000000000000000000000009cce900001d20000c40000a700006b00000edcc70000000000000000000000",
+  "00000000000000000ac50001e000002d000004c0000af4000005b000002d000002d000001e0000007c500000000",
+  "00000000000000002c000002c000002c000002c000002c000002c000002c000002c000002c000002c0000016000",
+  "0000000000000009d5000004b000003c000002e000000ae50001e000003c000003c000005a00009b30000000000",
+  "000000000000000000000000000000000002cd72625108d80000000000000000000000000000000000000000000",
+};
 
 typedef struct Map {
   uint64_t *gran;            /* sorted granule numbers */
   size_t ngran;              /* granules */
   uint64_t nops;             /* operations */
   HtMap site_col;            /* stack -> colour */
+  HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
   const HtReader *r;         /* tape (site names) */
 } Map;
 
@@ -163,6 +269,135 @@ static int map_frame(Map *m, const HtOps *ops, Img *fr, const char *dir, unsigne
   return img_png(fr, path, err, errlen);
 }
 
+/* One character at (x, y), its coverage blended over the pixels. */
+static void img_char(Img *im, long x, long y, char ch, uint32_t c)
+{
+  if (ch < 32 || ch > 126) ch = '?';
+  const char *g = font_glyph[ch - 32];
+  for (long j = 0; j < FH; j++)
+    for (long i = 0; i < FW; i++) {
+      int a = g[j * FW + i];
+      a = a <= '9' ? a - '0' : a - 'a' + 10;
+      if (!a || x + i < 0 || y + j < 0 || x + i >= (long)im->w || y + j >= (long)im->h) continue;
+      uint32_t *p = &im->px[(size_t)(y + j) * im->w + (size_t)(x + i)], o = 0;
+      for (int sh = 0; sh < 24; sh += 8) {
+        unsigned bg = (*p >> sh) & 255, fg = (c >> sh) & 255;
+        o |= (uint32_t)((bg * (15 - a) + fg * a) / 15) << sh;
+      }
+      *p = o;
+    }
+}
+
+/* Text at (x, y) (top left), cut to at most max characters; align 0 left,
+** 1 centred, 2 right of x. */
+static void img_text(Img *im, long x, long y, const char *s, size_t max, int align, uint32_t c)
+{
+  size_t n = strlen(s);
+  if (n > max) n = max;
+  if (align) x -= (long)(n * FW) / (align == 1 ? 2 : 1);
+  for (size_t i = 0; i < n; i++) img_char(im, x + (long)i * FW, y, s[i], c);
+}
+
+/* A round step (1, 2 or 5 times a power of ten, in units of unit, never
+** below one unit) giving at most n ticks over [0, hi]. */
+static double map_step(double hi, unsigned n, double unit)
+{
+  double raw = hi / unit / (n ? n : 1), p = 1;
+  if (raw <= 0) return unit;
+  while (p * 10 <= raw) p *= 10;
+  while (p > raw) p /= 10;
+  double st = raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+  return st < 1 ? unit : st * unit;
+}
+
+/* A byte count for an axis: "0", "512 KiB", "1.5 MiB". */
+static void map_bytes(char *buf, size_t len, double v)
+{
+  static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int k = 0;
+  while (v >= 1024 && k < 4) { v /= 1024; k++; }
+  snprintf(buf, len, "%.4g %s", v, u[k]);
+}
+
+/* Sort context: bytes per stack. */
+static const HtMap *map_sort_bytes;
+
+/* Stacks by bytes allocated, most first. */
+static int map_stack_cmp(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  uint64_t *u = ht_map_get((HtMap *)map_sort_bytes, x), *v = ht_map_get((HtMap *)map_sort_bytes, y);
+  uint64_t p = u ? *u : 0, q = v ? *v : 0;
+  if (p != q) return p < q ? 1 : -1;
+  return x < y ? -1 : x > y;
+}
+
+/* The picture: title, the plot at (px, py), round ticks on both axes with
+** their labels, and a legend of the sites with the most bytes. */
+static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, const char *exe)
+{
+  for (size_t i = 0; i < (size_t)out->w * out->h; i++) out->px[i] = PAPER;
+  for (unsigned y = 0; y < plot->h; y++)
+    memcpy(out->px + (size_t)(py + y) * out->w + (size_t)px, plot->px + (size_t)y * plot->w,
+           plot->w * sizeof(uint32_t));
+  char buf[1200];
+  double span = (double)((uint64_t)m->ngran << GRAN_SHIFT);
+  snprintf(buf, sizeof(buf), "heap map of %s: %" PRIu64 " operations over %zu KiB of used address space",
+           exe && *exe ? exe : "the tape", m->nops, m->ngran << (GRAN_SHIFT - 10));
+  img_text(out, px, 5, buf, (out->w - (size_t)px) / FW, 0, INK);
+  /* y: offset in the used address space laid end to end, lowest at the top */
+  double unit = 1;
+  while (span / unit >= 1024) unit *= 1024;
+  double ys = map_step(span, plot->h / 40 ? plot->h / 40 : 1, unit);
+  for (double v = 0; v <= span; v += ys) {
+    long y = py + (long)(v / span * (plot->h - 1));
+    img_fill(out, px - 5, px, y, y + 1, GRID);
+    map_bytes(buf, sizeof(buf), v);
+    img_text(out, px - 7, y - FH / 2, buf, 10, 2, INK);
+  }
+  /* x: operation number */
+  double xs = map_step((double)m->nops, plot->w / 90 ? plot->w / 90 : 1, 1);
+  for (double v = 0; v <= (double)m->nops; v += xs) {
+    long x = px + (long)(v / (double)m->nops * (plot->w - 1));
+    img_fill(out, x, x + 1, py + (long)plot->h, py + (long)plot->h + 5, GRID);
+    snprintf(buf, sizeof(buf), "%.0f", v);
+    img_text(out, x, py + (long)plot->h + 6, buf, 12, 1, INK);
+  }
+  img_text(out, px + (long)plot->w / 2, py + (long)plot->h + 6 + FH,
+           "operation number; y: used address space (grey lines: gaps)",
+           plot->w / FW, 1, INK);
+  img_fill(out, px - 1, px, py, py + (long)plot->h, GRID);
+  img_fill(out, px, px + (long)plot->w, py + (long)plot->h, py + (long)plot->h + 1, GRID);
+  /* legend: stacks by bytes allocated */
+  long lx = px + (long)plot->w + 12, ly = py;
+  size_t cols = out->w > (unsigned)lx + 30 ? (out->w - (size_t)lx - 22) / FW : 0;
+  if (cols < 8) return;
+  uint64_t *st = malloc((m->site_bytes.count ? m->site_bytes.count : 1) * sizeof(uint64_t));
+  if (!st) return;
+  size_t n = 0, it = 0;
+  uint64_t k, v;
+  while (ht_map_next(&m->site_bytes, &it, &k, &v)) st[n++] = k;
+  map_sort_bytes = &m->site_bytes;
+  qsort(st, n, sizeof(uint64_t), map_stack_cmp);
+  img_text(out, lx, ly, "stacks by bytes allocated", cols + 2, 0, INK);
+  ly += FH + 6;
+  for (size_t i = 0; i < n && ly + 2 * FH < py + (long)plot->h; i++) {
+    char name[1024], size[32];
+    uint64_t *b = ht_map_get(&m->site_bytes, st[i]);
+    map_bytes(size, sizeof(size), b ? (double)*b : 0);
+    img_fill(out, lx, lx + 10, ly + 2, ly + 12, map_site(m, (uint32_t)st[i]));
+    snprintf(buf, sizeof(buf), "%s", size);
+    img_text(out, lx + 14, ly, buf, cols, 0, INK);
+    img_text(out, lx + 14, ly + FH, ht_ops_site_name(m->r, (uint32_t)st[i], name, sizeof(name)), cols, 0, INK);
+    ly += 2 * FH + 4;
+  }
+  if (n && ly + FH < py + (long)plot->h) {
+    snprintf(buf, sizeof(buf), "%zu stacks in all", n);
+    img_text(out, lx, ly, buf, cols + 2, 0, INK);
+  }
+  free(st);
+}
+
 /* Draw the heap map of a tape. */
 int ht_heapmap_run(HtReader *r, const char *png, const HtHeapmapOpts *o, char *err,
                    size_t errlen)
@@ -172,13 +407,22 @@ int ht_heapmap_run(HtReader *r, const char *png, const HtHeapmapOpts *o, char *e
   HtOps ops;
   HtEvent ev;
   HtOp op;
-  Img im = {.w = o->w, .h = o->h}, fr = {.w = o->fw, .h = o->fh};
+  /* The plot inside the picture: axes on the left and below, a legend on
+  ** the right; a picture too small for them is all plot. */
+  int deco = o->w >= 400 && o->h >= 200;
+  unsigned lw = !deco ? 0 : o->w >= 800 ? (o->w / 4 < 320 ? o->w / 4 : 320) : 0;
+  long px = deco ? 80 : 0, py = deco ? 24 : 0;
+  Img out = {.w = o->w, .h = o->h}, fr = {.w = o->fw, .h = o->fh};
+  Img im = {.w = deco ? o->w - 80 - 10 - lw : o->w, .h = deco ? o->h - 24 - 40 : o->h};
   int rc = -1;
   snprintf(err, errlen, "out of memory");
   if (ht_map_init(&g, 1024)) return -1;
-  if (ht_map_init(&m.site_col, 64) || ht_ops_init(&ops)) goto out0;
+  if (ht_map_init(&m.site_col, 64) || ht_map_init(&m.site_bytes, 64) || ht_ops_init(&ops)) goto out0;
   while (ht_reader_next(r, &ev) > 0) {
     if (!ht_ops_event(&ops, &ev, &op) || op.op != HT_OP_NEW) continue;
+    uint64_t *sb = ht_map_get(&m.site_bytes, op.stack);
+    if (sb) *sb += op.size;
+    else if (ht_map_put(&m.site_bytes, op.stack, op.size)) goto out1;
     uint64_t last = (op.addr + (op.size ? op.size - 1 : 0)) >> GRAN_SHIFT;
     for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++)
       if (!ht_map_get(&g, k) && ht_map_put(&g, k, 1)) goto out1;
@@ -215,7 +459,12 @@ int ht_heapmap_run(HtReader *r, const char *png, const HtHeapmapOpts *o, char *e
   HtOpBlock b;
   while (png && ht_ops_live_next(&ops, &it, &b))
     map_block(&m, &im, b.born, m.nops, b.addr, b.size, b.stack);
-  if (png && img_png(&im, png, err, errlen)) goto out1;
+  if (png && deco) {
+    out.px = malloc((size_t)out.w * out.h * sizeof(uint32_t));
+    if (!out.px) goto out1;
+    map_decorate(&m, &out, &im, px, py, ht_reader_header(r)->exe);
+  }
+  if (png && img_png(deco ? &out : &im, png, err, errlen)) goto out1;
   if (o->legend) {
     it = 0;
     char name[1024];
@@ -237,9 +486,11 @@ out1:
   ht_ops_free(&ops);
 out0:
   free(im.px);
+  free(out.px);
   free(fr.px);
   free(m.gran);
   ht_map_free(&m.site_col);
+  ht_map_free(&m.site_bytes);
   ht_map_free(&g);
   return rc;
 }
