@@ -1,5 +1,6 @@
 /* heaptape -- `heaptape html`: one self-contained, offline HTML page with
-** the heap over time, a flame graph, top sites, leaks and time buckets. */
+** the heap and RSS over time, stacked charts of the top locations, a flame
+** graph, call trees, top locations, sizes, leaks and time buckets. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ static const char html_usage[] =
   "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
   "                          allocation wrappers; repeatable\n"
   "\n"
-  "Open report.html#t=SECONDS to select that time on load.\n";
+  "Open report.html#t=SECONDS to select that time on load, and\n"
+  "#view=bottomup|topdown|callers to open that call tree.\n";
 
 /* Bad usage: a message, the usage text, exit status 2. */
 static int html_bad(const char *what, const char *arg)
@@ -83,7 +85,8 @@ int cmd_html(int argc, char **argv)
   memset(&snaps, 0, sizeof(snaps));
   snaps.step = ht_html_step(st->end_ns, buckets);
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX,
-                    .snap_ns = snaps.step, .on_snap = ht_html_snap, .arg = &snaps};
+                    .snap_ns = snaps.step, .on_snap = ht_html_snap, .on_rss = ht_html_rss,
+                    .arg = &snaps};
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

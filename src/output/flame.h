@@ -54,7 +54,7 @@ void ht_flame_svg(FILE *f, const HtFlame *fl, const char *title,
 /* Collapsed stacks ("outer;...;inner value" per site, non-zero only). */
 void ht_flame_folded(FILE *f, const HtFlame *fl, const HtModel *m,
                      HtFlameMetric k) HT_HIDDEN;
-/* The flame graph script (hfSetup, hfRender) shared with the HTML report. */
+/* The flame graph script (hfSetup; hfFmt, hfEl, hfColour, hfFit shared with the HTML report). */
 extern const char ht_flame_js[] HT_HIDDEN;
 /* s as a JSON string literal; as XML text (attribute-safe). */
 void ht_flame_json_str(FILE *f, const char *s) HT_HIDDEN;

@@ -31,39 +31,77 @@ static int html_grow(HtHtmlSnaps *s, void **v, size_t need, size_t *cap, size_t 
   return 0;
 }
 
-/* HtSnapFn: record the live bytes of every site. */
+/* HtSnapFn: record the live bytes of every site, and the calls and
+** temporaries each site made since the previous snapshot. */
 void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns)
 {
   HtHtmlSnaps *s = arg;
   if (s->oom) return;
   if (s->n + 2 > s->c) {
     uint32_t c = s->c ? s->c * 2 : 128;
-    uint64_t *t = realloc(s->t, c * sizeof(uint64_t));
-    if (t) s->t = t;
-    uint64_t *hp = realloc(s->heap, c * sizeof(uint64_t));
-    if (hp) s->heap = hp;
-    size_t *fi = realloc(s->first, (c + 1) * sizeof(size_t));
-    if (fi) s->first = fi;
-    if (!t || !hp || !fi) { s->oom = 1; return; }
+    uint64_t **arr[] = {&s->t, &s->heap, &s->allocs, &s->temp};
+    for (size_t i = 0; i < HT_COUNTOF(arr); i++) {
+      uint64_t *v = realloc(*arr[i], c * sizeof(uint64_t));
+      if (!v) { s->oom = 1; return; }
+      *arr[i] = v;
+    }
+    size_t **idx[] = {&s->first, &s->dfirst};
+    for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
+      size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
+      if (!v) { s->oom = 1; return; }
+      *idx[i] = v;
+    }
     s->c = c;
+  }
+  if (m->nsite > s->nprev) {
+    uint64_t *p = realloc(s->prev, (size_t)m->nsite * 2 * sizeof(uint64_t));
+    if (!p) { s->oom = 1; return; }
+    memset(p + 2 * (size_t)s->nprev, 0, (size_t)(m->nsite - s->nprev) * 2 * sizeof(uint64_t));
+    s->prev = p;
+    s->nprev = m->nsite;
   }
   s->t[s->n] = t_ns;
   s->heap[s->n] = m->heap;
+  s->allocs[s->n] = m->allocs;
+  s->temp[s->n] = m->temp;
   s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
   for (uint32_t i = 0; i < m->nsite; i++) {
-    if (!m->site[i].f.live) continue;
+    const HtFig *f = &m->site[i].f;
+    uint64_t *p = s->prev + 2 * (size_t)i;
+    if (f->allocs != p[0] || f->temp != p[1]) {
+      if (html_grow(s, (void **)&s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
+      s->dent[s->ndent++] = i;
+      s->dent[s->ndent++] = f->allocs - p[0];
+      s->dent[s->ndent++] = f->temp - p[1];
+      p[0] = f->allocs;
+      p[1] = f->temp;
+    }
+    if (!f->live) continue;
     if (html_grow(s, (void **)&s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
     s->ent[s->nent++] = i;
-    s->ent[s->nent++] = m->site[i].f.live;
+    s->ent[s->nent++] = f->live;
   }
   s->n++;
   s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
+}
+
+/* HtRssFn: keep an RSS sample. */
+void ht_html_rss(void *arg, uint64_t t_ns, uint64_t rss)
+{
+  HtHtmlSnaps *s = arg;
+  if (s->oom || html_grow(s, (void **)&s->rss, s->nrss + 2, &s->crss, sizeof(uint64_t))) return;
+  s->rss[s->nrss++] = t_ns;
+  s->rss[s->nrss++] = rss;
 }
 
 /* Release the snapshots. */
 void ht_html_snaps_free(HtHtmlSnaps *s)
 {
   free(s->t); free(s->heap); free(s->ent); free(s->first);
+  free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
+  free(s->rss);
   memset(s, 0, sizeof(*s));
 }
 
@@ -73,6 +111,94 @@ static void html_u64s(FILE *f, const uint64_t *v, size_t n)
   fputc('[', f);
   for (size_t i = 0; i < n; i++) fprintf(f, "%s%" PRIu64, i ? "," : "", v[i]);
   fputc(']', f);
+}
+
+#define HTML_TOP 10     /* locations drawn apart in the stacked charts */
+#define HTML_RSS 2000   /* RSS samples drawn at most (the largest of each bin) */
+
+/* Sort context: the model and the figure (0 calls, 1 temporaries). */
+static const HtModel *html_sort_m;
+static int html_sort_k;
+
+/* Locations by calls or temporaries, most first, then by index. */
+static int html_loc_cmp(const void *a, const void *b)
+{
+  const HtLoc *x = &html_sort_m->loc[*(const uint32_t *)a], *y = &html_sort_m->loc[*(const uint32_t *)b];
+  uint64_t u = html_sort_k ? x->f.temp : x->f.allocs, v = html_sort_k ? y->f.temp : y->f.allocs;
+  if (u != v) return u < v ? 1 : -1;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The RSS samples as [t, bytes, ...], at most HTML_RSS: the tape time cut
+** into that many bins, each keeping its largest sample at its own time. */
+static void html_rss(FILE *f, const HtHtmlSnaps *s, uint64_t dur)
+{
+  size_t n = s->nrss / 2;
+  fputc('[', f);
+  if (n <= HTML_RSS || !dur) {
+    for (size_t i = 0; i < n; i++)
+      fprintf(f, "%s%" PRIu64 ",%" PRIu64, i ? "," : "", s->rss[2 * i], s->rss[2 * i + 1]);
+  } else {
+    size_t best = SIZE_MAX, out = 0;
+    uint64_t bin = 0;
+    for (size_t i = 0; i <= n; i++) {
+      uint64_t b = i < n ? (s->rss[2 * i] >= dur ? HTML_RSS - 1 : s->rss[2 * i] * HTML_RSS / dur) : UINT64_MAX;
+      if (best != SIZE_MAX && b != bin) {
+        fprintf(f, "%s%" PRIu64 ",%" PRIu64, out++ ? "," : "", s->rss[2 * best], s->rss[2 * best + 1]);
+        best = SIZE_MAX;
+      }
+      if (i == n) break;
+      bin = b;
+      if (best == SIZE_MAX || s->rss[2 * i + 1] > s->rss[2 * best + 1]) best = i;
+    }
+  }
+  fputc(']', f);
+}
+
+/* Calls (k = 0) or temporaries (k = 1) so far at every snapshot and at the
+** end, for the HTML_TOP locations with the most and for all of them:
+** {"locs": [...], "v": [[...] per location], "total": [...]}. */
+static void html_cum(FILE *f, const HtModel *m, const HtHtmlSnaps *s, int k)
+{
+  uint32_t *ord = malloc((m->nloc ? m->nloc : 1) * sizeof(uint32_t));
+  uint32_t *slot = malloc((m->nloc ? m->nloc : 1) * sizeof(uint32_t));
+  uint64_t *run = calloc(HTML_TOP + 1, sizeof(uint64_t));
+  if (!ord || !slot || !run) {
+    free(ord); free(slot); free(run);
+    fprintf(f, "null");
+    return;
+  }
+  for (uint32_t i = 0; i < m->nloc; i++) { ord[i] = i; slot[i] = UINT32_MAX; }
+  html_sort_m = m;
+  html_sort_k = k;
+  qsort(ord, m->nloc, sizeof(uint32_t), html_loc_cmp);
+  uint32_t top = 0;
+  while (top < m->nloc && top < HTML_TOP && (k ? m->loc[ord[top]].f.temp : m->loc[ord[top]].f.allocs))
+    top++;
+  fprintf(f, "{\"locs\":[");
+  for (uint32_t i = 0; i < top; i++) {
+    slot[ord[i]] = i;
+    fprintf(f, "%s%" PRIu32, i ? "," : "", ord[i]);
+  }
+  fprintf(f, "],\"v\":[");
+  for (uint32_t j = 0; j < top; j++) {
+    memset(run, 0, (HTML_TOP + 1) * sizeof(uint64_t));
+    fprintf(f, "%s[", j ? ",\n" : "");
+    for (uint32_t t = 0; t < s->n; t++) {
+      for (size_t e = s->dfirst[t]; e < s->dfirst[t + 1]; e += 3) {
+        uint32_t loc = m->site[s->dent[e]].loc;
+        if (loc < m->nloc && slot[loc] == j) run[0] += s->dent[e + 1 + k];
+      }
+      fprintf(f, "%s%" PRIu64, t ? "," : "", run[0]);
+    }
+    fprintf(f, "%s%" PRIu64 "]", s->n ? "," : "", k ? m->loc[ord[j]].f.temp : m->loc[ord[j]].f.allocs);
+  }
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < m->nsite; i++) end += k ? m->site[i].f.temp : m->site[i].f.allocs;
+  fprintf(f, "],\"total\":[");
+  for (uint32_t t = 0; t < s->n; t++) fprintf(f, "%" PRIu64 ",", k ? s->temp[t] : s->allocs[t]);
+  fprintf(f, "%" PRIu64 "]}", end);
+  free(ord); free(slot); free(run);
 }
 
 /* The data block: summary, timeline, frame tree, sites, snapshots. */
@@ -129,7 +255,17 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
     fputs(k ? ",\n" : "", f);
     html_u64s(f, s->ent + s->first[k], s->first[k + 1] - s->first[k]);
   }
-  fprintf(f, "]}}");
+  fprintf(f, "]},\n\"hist\":");
+  unsigned nh = HT_COUNTOF(m->hist);
+  while (nh > 1 && !m->hist[nh - 1]) nh--;
+  html_u64s(f, m->hist, nh);
+  fprintf(f, ",\n\"rss\":");
+  html_rss(f, s, m->duration);
+  fprintf(f, ",\n\"cum\":{\"allocs\":");
+  html_cum(f, m, s, 0);
+  fprintf(f, ",\n\"temp\":");
+  html_cum(f, m, s, 1);
+  fprintf(f, "}}");
 }
 
 /* The whole report as one HTML page. */
@@ -141,26 +277,40 @@ void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
   fputs("</title>\n<style>\n"
         "body{font:14px sans-serif;margin:16px 24px;color:#222;background:#fff}\n"
         "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px}\n"
-        ".sum{color:#444;margin-bottom:8px}.sum b{color:#000}\n"
+        ".sum{color:#444;margin-bottom:8px}.sum b{color:#000}nav a{margin-right:14px}\n"
         "table{border-collapse:collapse;font:12px monospace}\n"
-        "td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}\n"
-        "td.l,th.l{text-align:left;max-width:760px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\n"
-        "#tl{cursor:crosshair;border:1px solid #ddd;background:#fcfcfc}\n"
-        "#sel{margin:6px 0;font:13px monospace}#errors{color:#b00}\n"
-        "select,input{font:13px sans-serif}\n"
+        "td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\n"
+        "td.l,th.l{text-align:left;max-width:560px;overflow:hidden;text-overflow:ellipsis}\n"
+        "#leaks td.l{max-width:420px}\n"
+        "th.sort{cursor:pointer;color:#06c}tr.can,#tree tr,#cc tr{cursor:pointer}tr:hover td{background:#f4f8ff}\n"
+        "tr.sel td{background:#e4eeff}#cc table{margin:10px 0}.tog{color:#06c}\n"
+        "svg{display:block}svg text.ax{font:11px sans-serif}#tl{cursor:crosshair}\n"
+        "#sel{margin:6px 0;font:13px monospace}#errors{color:#b00}#match{font:12px monospace;margin-left:12px}\n"
+        "select,input{font:13px sans-serif}.note{color:#555;font-size:13px}\n"
         "</style></head><body>\n"
         "<h1>heaptape report</h1><div class=\"sum\" id=\"summary\"></div>\n"
+        "<nav><a href=\"#h-time\">over time</a><a href=\"#flame-h\">flame graph</a>"
+        "<a href=\"#h-tree\">call trees</a><a href=\"#sites-h\">top locations</a>"
+        "<a href=\"#h-sizes\">sizes</a><a href=\"#h-leaks\">leaks</a></nav>\n"
         "<div id=\"errors\"></div>\n"
-        "<h2>Heap over time</h2>\n"
-        "<div>click a time to see what the heap held then (or open this page as report.html#t=SECONDS)</div>\n"
-        "<svg id=\"tl\" width=\"1220\" height=\"230\"></svg>\n"
+        "<h2 id=\"h-time\">Heap over time</h2>\n"
+        "<div class=\"note\">click a time to see what the heap held then (or open this page as report.html#t=SECONDS)</div>\n"
+        "<div><svg id=\"tl\" height=\"220\"></svg></div>\n"
         "<div id=\"sel\">no time selected</div>\n"
-        "<h2>Flame graph</h2>\n"
+        "<div><svg id=\"consumed\"></svg></div><div><svg id=\"callsch\"></svg></div>"
+        "<div><svg id=\"tempch\"></svg></div>\n"
+        "<h2 id=\"flame-h\">Flame graph</h2>\n"
         "<div>metric <select id=\"metric\"></select> search <input id=\"search\" size=\"30\" "
-        "placeholder=\"regular expression\"></div>\n"
-        "<svg id=\"flame\" class=\"hf\"></svg>\n"
-        "<h2 id=\"sites-h\">Top sites</h2><table id=\"sites\"></table>\n"
-        "<h2>Leaks (live at the end)</h2><table id=\"leaks\"></table>\n"
+        "placeholder=\"regular expression\"><span id=\"match\"></span></div>\n"
+        "<div><svg id=\"flame\" class=\"hf\"></svg></div>\n"
+        "<h2 id=\"h-tree\">Call trees</h2>\n"
+        "<div>view <select id=\"view\"><option value=\"bottomup\">bottom-up (allocating frames first)</option>"
+        "<option value=\"topdown\">top-down (callers first)</option><option value=\"callers\">caller/callee"
+        "</option></select> <span class=\"note\">click a row to expand it, a column heading to sort</span></div>\n"
+        "<table id=\"tree\"></table><div id=\"cc\"></div>\n"
+        "<h2 id=\"sites-h\">Top locations</h2><table id=\"sites\"></table>\n"
+        "<h2 id=\"h-sizes\">Allocation sizes</h2><div><svg id=\"sizes\"></svg></div>\n"
+        "<h2 id=\"h-leaks\">Leaks (live at the end)</h2><table id=\"leaks\"></table>\n"
         "<script id=\"ht-data\" type=\"application/json\">", f);
   html_data(f, m, fl, s, path);
   fputs("</script>\n<script>\n", f);

@@ -77,9 +77,78 @@ def html_data(path):
     m = re.search(r'<script id="ht-data" type="application/json">(.*?)</script>', s, re.S)
     return json.loads(m.group(1))
 
+def _nums(attr):
+    return [int(x) for x in attr.split(",")] if attr else []
+
+def _round_ticks(labels):
+    """Whether axis labels "N unit" are 0, s, 2s, ... with s 1, 2 or 5 times a power of ten."""
+    v = [float(l.split()[0]) for l in labels]
+    if len(v) < 2 or v[0] != 0: return False
+    st = v[1]
+    m = st / 10 ** __import__("math").floor(__import__("math").log10(st))
+    return all(abs(v[i] - i * st) < st * 1e-6 for i in range(len(v))) and any(abs(m - k) < 1e-6 for k in (1, 2, 5))
+
+def page_checks(html, dom, rep, stats, view=None):
+    """Figures of a rendered heaptape page against report --json and stats --json;
+    returns a list of failures."""
+    d, s = html_data(html), json.load(open(rep))["summary"]
+    st, page = json.load(open(stats)), open(dom, encoding="utf-8").read()
+    bad = []
+    def want(name, got, exp):
+        if got != exp: bad.append("%s: page %r, report %r" % (name, got, exp))
+    cols = [s["allocs"], s["bytes"], s["peak"], s["leaked"], s["temporary"]]
+    # the embedded data: size histogram = stats, calls and temporaries over time end at the totals
+    hist = {0 if e["lo"] == 0 else e["lo"].bit_length(): e["count"] for e in st["sizes"]}
+    want("size histogram", {k: v for k, v in enumerate(d["hist"]) if v}, hist)
+    want("calls over time, last", d["cum"]["allocs"]["total"][-1], s["allocs"])
+    want("temporaries over time, last", d["cum"]["temp"]["total"][-1], s["temporary"])
+    for k, c in (("allocs", 2), ("temp", 7)):
+        for L, v in zip(d["cum"][k]["locs"], d["cum"][k]["v"]):
+            want("%s of location %d" % (k, L), v[-1], sum(x[c] for x in d["sites"] if x[1] == L))
+            want("%s of location %d never falls" % (k, L), sorted(v), v)
+    rss = d["rss"]
+    want("RSS sample times in order", rss[0::2], sorted(rss[0::2]))
+    # the rendered page
+    want("no script errors", '<div id="errors"></div>' in page, True)
+    want("no sideways scroll", 'data-overflow="no"' in page, True)
+    m = re.search(r'<table id="tree" data-view="(\w+)" data-sum="([0-9,]*)"', page)
+    if view != "callers":
+        want("call tree sums (%s)" % (m and m.group(1)), m and _nums(m.group(2)), cols)
+    else:
+        m = re.search(r'<table id="tree" data-view="callers"', page)
+        want("caller/callee view drawn", bool(m), True)
+        for r in re.findall(r'<tr[^>]*data-v="([0-9,]+)"', page.split('<table id="tree"', 1)[1].split("</table>")[0]):
+            if any(a > b for a, b in zip(_nums(r), cols)): bad.append("callers row over the total: " + r)
+    want("consumed chart drawn", page.count("<polygon", page.find('id="consumed"'), page.find('id="callsch"')) > 0, True)
+    for sid, tot in (("callsch", s["allocs"]), ("tempch", s["temporary"])):
+        m = re.search(r'<svg id="%s"[^>]*data-total="(\d+)"' % sid, page)
+        want(sid + " total", m and int(m.group(1)), tot)
+    m = re.search(r'<svg id="sizes"[^>]*data-total="(\d+)"', page)
+    want("size histogram total", m and int(m.group(1)), sum(e["count"] for e in st["sizes"]))
+    tl = page.split('<svg id="tl"', 1)[1].split("</svg>", 1)[0]
+    want("RSS drawn as its samples", re.findall(r'<circle[^>]*data-t="(\d+)"', tl), [str(t) for t in rss[0::2]])
+    want("RSS not an interpolated line", re.search(r'<polyline[^>]*class="tl-rss"', tl), None)
+    ylab = re.findall(r'text-anchor="end" class="ax">([^<]+)<', tl)
+    want("heap axis on round values " + str(ylab), _round_ticks(ylab), True)
+    xlab = re.findall(r'text-anchor="middle" class="ax">([^<]+ s)<', tl)
+    want("time axis on round values " + str(xlab), _round_ticks(xlab), True)
+    fl = re.search(r'<svg id="flame"[^>]*height="(\d+)"[^>]*>(.*?)</svg>', page, re.S)
+    h, body = int(fl.group(1)), fl.group(2)
+    ys = [float(y) for y in re.findall(r'<g class="f"[^>]*><rect x="[^"]*" y="([0-9.]+)"', body)]
+    ws = [float(w) for w in re.findall(r'<g class="f"[^>]*><rect x="[^"]*" y="[^"]*" width="([0-9.]+)"', body)]
+    want("flame graph has frames", len(ys) >= 2, True)
+    want("flame graph: no empty band (lowest row at the bottom)", ys and max(ys) + 18 + 8, h)
+    want("flame graph: no slivers", min(ws or [9]) >= 3, True)
+    want("flame graph: at most 40 rows", len(set(ys)) <= 40, True)
+    return bad
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "pprof":
         print(json.dumps(pprof_totals(sys.argv[2])))
     elif what == "png":
         print(png_colours(sys.argv[2]))
+    elif what == "page":
+        bad = page_checks(*sys.argv[2:6], view=sys.argv[6] if len(sys.argv) > 6 else None)
+        for b in bad: print("  " + b)
+        sys.exit(1 if bad else 0)
