@@ -57,7 +57,7 @@ PRELOAD int posix_memalign(void **out, size_t a, size_t n)
 {
   PosixMemalignFn f = REAL(PosixMemalignFn, posix_memalign);
   if (!f) return ENOMEM;
-  if (!ht_record_on()) return f(out, a, n);
+  if (!ht_record_active()) return f(out, a, n);
   ht_guard++;
   int rc = f(out, a, n);
   if (!rc) ht_record_alloc(*out, n, HT_K_ALIGNED, a, 0);
@@ -70,7 +70,7 @@ PRELOAD void *aligned_alloc(size_t a, size_t n)
 {
   AlignedFn f = REAL(AlignedFn, aligned_alloc);
   if (!f) f = __libc_memalign;
-  if (!ht_record_on()) return f(a, n);
+  if (!ht_record_active()) return f(a, n);
   ht_guard++;
   void *p = f(a, n);
   if (p) ht_record_alloc(p, n, HT_K_ALIGNED, a, 0);

@@ -582,7 +582,7 @@ HT_INLINE void rec_free_emit(ThreadRec *t, uint64_t seq, const void *p,
   rec_leave(t);
 }
 
-#define rec_on ht_record_on
+#define rec_on ht_record_active
 
 /* Slow path of malloc and operator new: unwind and append (one frame).
 ** Every recording path keeps errno as the real call left it. */

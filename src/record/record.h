@@ -132,6 +132,7 @@ uint64_t ht_seq_shared(void) HT_HIDDEN;
 
 /* Global recorder state shared by record.c and tape.c. */
 typedef struct HtGlobal {
+  _Atomic int setup;     /* 0 before the recorder's set-up (tape.c), 1 during, 2 after */
   _Atomic int running;   /* recording native/runtime events */
   _Atomic int native;    /* record the process's malloc/free */
   _Atomic uint64_t seq;  /* global sequence counter (next to hand out) */
@@ -270,6 +271,19 @@ HT_INLINE int ht_record_on(void)
          atomic_load_explicit(&ht_g.native, memory_order_relaxed);
 }
 
+/* Set up and start now, ahead of the constructor; 1 if now recording (tape.c). */
+int ht_record_early(void) HT_HIDDEN;
+
+/* Recording, or just started: an allocation made before the recorder's
+** constructor ran (another library's initialiser) starts it. Costs one load
+** on the path that does not record. */
+HT_INLINE int ht_record_active(void)
+{
+  if (HT_LIKELY(ht_record_on())) return 1;
+  return HT_UNLIKELY(!atomic_load_explicit(&ht_g.setup, memory_order_relaxed)) &&
+         ht_record_early();
+}
+
 /* Sampling pre-check of an n-byte block: 1 certainly not sampled (done),
 ** 2 a sample point fell in it, 0 not decided here (full trace, new thread). */
 HT_INLINE int ht_record_due(uint64_t n)
@@ -285,7 +299,7 @@ HT_INLINE int ht_record_due(uint64_t n)
 ** still counts its bytes: a bias only on allocation failure). */
 HT_INLINE void *ht_record_malloc(size_t n, unsigned kind)
 {
-  if (!ht_record_on()) return __libc_malloc(n);
+  if (!ht_record_active()) return __libc_malloc(n);
   int pre = ht_record_due(n);
   if (HT_LIKELY(pre == 1)) return __libc_malloc(n);
   ht_guard++;

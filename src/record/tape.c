@@ -792,21 +792,45 @@ static int tape_preloaded(void)
   return pre && strstr(pre, "libheaptape") != NULL;
 }
 
-/* Constructor: set up, then start from the environment when preloaded. */
-__attribute__((constructor(101))) static void tape_ctor(void)
+/*
+** Set-up, once per process, from the constructor or from the first
+** allocation if that comes first: libraries initialised before this one
+** (libstdc++'s emergency pool, 72 KiB) allocate before its constructor
+** runs. Not before libc has initialised itself (environ is set then): the
+** dynamic loader's own early allocations stay unrecorded.
+*/
+static void tape_setup(void)
 {
+  int exp = 0;
+  if (!atomic_compare_exchange_strong(&ht_g.setup, &exp, 1)) return;
   ht_guard++;
   ht_options_load();
   ht_record_setup();
   ht_record_fences();
   ht_unwind_init();
-  ht_maps_self((const void *)tape_ctor, &ht_g.self_lo, &ht_g.self_hi);
+  ht_maps_self((const void *)tape_setup, &ht_g.self_lo, &ht_g.self_hi);
   pthread_atfork(ht_tape_atfork_prepare, ht_tape_atfork_parent, ht_tape_atfork_child);
   if (tape_preloaded()) {              /* (a library that may be unloaded registers nothing) */
     at_quick_exit(tape_quick_exit);
     ht_tape_start_env(0);
   }
+  atomic_store(&ht_g.setup, 2);
   ht_guard--;
+}
+
+/* Set up and start ahead of the constructor; 1 if now recording. */
+int ht_record_early(void)
+{
+  extern char **environ;
+  if (ht_guard || !environ) return 0;
+  tape_setup();
+  return ht_record_on();
+}
+
+/* Constructor: set up unless an earlier allocation did. */
+__attribute__((constructor(101))) static void tape_ctor(void)
+{
+  tape_setup();
 }
 
 /* Destructor: runs after the program's static destructors; write the trailer. */
