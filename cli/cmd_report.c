@@ -18,6 +18,10 @@ static const char report_usage[] =
   "\n"
   "  --top N                 sites per list (default 10)\n"
   "  --stacks DEPTH          frames shown per stack (default 8)\n"
+  "  --by-stack              one row per stack; by default rows with the same\n"
+  "                          location (function file:line) are merged\n"
+  "  --paths N               stacks shown under a merged row (default 3 in\n"
+  "                          text, 20 in JSON; 0 = all)\n"
   "  --peak                  the sites that make up the peak heap\n"
   "  --leaks                 the sites of blocks still live at the end\n"
   "  --temporary             the sites of temporary allocations\n"
@@ -32,7 +36,9 @@ static const char report_usage[] =
   "  --dump FILE             a Lua universe dump (heaptape.dump, docs/LUA.md)\n"
   "\n"
   "Without --peak/--leaks/--temporary/--at: summary, top sites by peak,\n"
-  "calls and bytes, and leaks. See docs/REPORT.md.\n";
+  "calls and bytes, and leaks. A site is a location: the stacks whose first\n"
+  "frame outside allocators, the C++ standard library and --wrapper functions\n"
+  "is the same function file:line. See docs/REPORT.md.\n";
 
 /* Progress shown on a terminal during long passes. */
 typedef struct Progress {
@@ -101,11 +107,11 @@ int cmd_report(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)  /* --dump FILE: a Lua universe dump, docs/LUA.md */
     if (!strcmp(argv[i], "--dump")) return ht_report_dump(argc, argv);
-  HtReportOpts o = {.top = 10, .depth = 8, .at_ns = UINT64_MAX};
+  HtReportOpts o = {.top = 10, .depth = 8, .paths = 3, .at_ns = UINT64_MAX};
   HtModelOpts mo = {.at_ns = UINT64_MAX};
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;
-  int json = 0, memprof = 0;
+  int json = 0, memprof = 0, paths_set = 0;
   unsigned sections = 0;
   const char *path = NULL;
   if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
@@ -120,6 +126,7 @@ int cmd_report(int argc, char **argv)
       val = eq + 1;
     }
     int takes = !strcmp(a, "--top") || !strcmp(a, "--stacks") || !strcmp(a, "--at") ||
+                !strcmp(a, "--paths") ||
                 !strcmp(a, "--wrapper") || !strcmp(a, "--heap-snap-interval");
     if (takes && !val) {
       if (i + 1 >= argc) { free(wrappers); return report_bad("missing value for", a); }
@@ -136,6 +143,9 @@ int cmd_report(int argc, char **argv)
       if (report_count(val, &o.top) || !o.top) { free(wrappers); return report_bad("bad --top", val); }
     } else if (!strcmp(a, "--stacks")) {
       if (report_count(val, &o.depth)) { free(wrappers); return report_bad("bad --stacks", val); }
+    } else if (!strcmp(a, "--paths")) {
+      if (report_count(val, &o.paths)) { free(wrappers); return report_bad("bad --paths", val); }
+      paths_set = 1;
     } else if (!strcmp(a, "--at")) {
       if (report_seconds(val, &o.at_ns)) { free(wrappers); return report_bad("bad --at", val); }
       sections |= HT_RS_AT;
@@ -149,6 +159,7 @@ int cmd_report(int argc, char **argv)
     } else if (!strcmp(a, "--peak")) sections |= HT_RS_PEAK;
     else if (!strcmp(a, "--leaks")) sections |= HT_RS_LEAKS;
     else if (!strcmp(a, "--temporary")) sections |= HT_RS_TEMP;
+    else if (!strcmp(a, "--by-stack")) o.by_stack = 1;
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--memprof")) memprof = 1;
     else if (!strcmp(a, "--leak-only")) { memprof = 1; o.leak_only = 1; }
@@ -165,6 +176,7 @@ int cmd_report(int argc, char **argv)
   }
   if (mo.snap_ns) memprof = 1;
   if (memprof && json) { free(wrappers); return report_bad("--json does not combine with", "--memprof"); }
+  o.json_paths = paths_set ? o.paths : 20;
   o.sections = HT_RS_SUMMARY | (sections ? sections : HT_RS_DEFAULT);
   o.path = path;
 

@@ -125,6 +125,36 @@ static int frames_is(const char *name, const char *func)
   return !strncmp(name, func, n) && (name[n] == 0 || name[n] == '(');
 }
 
+/* The qualified name of a demangled C++ function: past a leading return
+** type ("void std::vector<...>::f(...)" gives "std::vector<...>::f(...)"). */
+static const char *frames_qualified(const char *f)
+{
+  const char *start = f;
+  int depth = 0;
+  for (const char *p = f; *p && !(depth == 0 && *p == '('); p++) {
+    if (*p == '<') depth++;
+    else if (*p == '>' && depth) depth--;
+    else if (*p == ' ' && depth == 0) start = p + 1;
+  }
+  return start;
+}
+
+/* Whether a level is C++ standard-library allocation plumbing: a function
+** in namespace std (or __gnu_cxx) whose code is in libstdc++'s headers
+** (".../c++/<version>/...") or in libstdc++.so itself. */
+static int frames_stdlib(const HtFrameInfo *fi)
+{
+  const char *q = frames_qualified(fi->func);
+  if (strncmp(q, "std::", 5) && strncmp(q, "__gnu_cxx::", 11)) return 0;
+  if (fi->file && strstr(fi->file, "/c++/")) return 1;
+  if (fi->module) {
+    const char *base = strrchr(fi->module, '/');
+    base = base ? base + 1 : fi->module;
+    if (!strncmp(base, "libstdc++", 9)) return 1;
+  }
+  return 0;
+}
+
 /* Whether a level is plumbing. */
 int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
                        size_t nwrappers)
@@ -142,6 +172,7 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
     return 1;
   for (size_t i = 0; i < HT_COUNTOF(frames_alloc_funcs); i++)
     if (frames_is(f, frames_alloc_funcs[i])) return 1;
+  if (frames_stdlib(fi)) return 1;
   for (size_t i = 0; i < nwrappers; i++) {
     if (!fnmatch(wrappers[i], f, 0)) return 1;
     /* A pattern without parameters also matches a demangled name with them. */
@@ -156,4 +187,31 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
     }
   }
   return 0;
+}
+
+/* -- Sites merged by location --------------------------------------------- */
+
+/* The merge key of a stack: the display name of its first meaningful level. */
+size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
+                           const char *const *wrappers, size_t nwrappers,
+                           char *buf, size_t len, uint64_t *frame)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
+  HtFrameInfo fi[16];
+  if (frame) *frame = n ? frames[0] : 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
+    for (size_t j = 0; j < k; j++)
+      if (!ht_frames_plumbing(&fi[j], wrappers, nwrappers)) {
+        if (frame) *frame = frames[i];
+        return ht_frames_format(&fi[j], buf, len);
+      }
+  }
+  if (n == 0) {
+    int w = snprintf(buf, len, "(no stack)");
+    return w < 0 ? 0 : (size_t)w >= len ? (len ? len - 1 : 0) : (size_t)w;
+  }
+  ht_frames_info(r, frames[0], fi, 1);  /* all plumbing: the innermost frame */
+  return ht_frames_format(&fi[0], buf, len);
 }

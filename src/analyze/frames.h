@@ -31,8 +31,19 @@ void ht_frames_fill(HtFrameInfo *out, const HtSymbol *sym, size_t n) HT_HIDDEN;
 ** `TRACE [N] started at chunk:line`, `0x... (module+0x...)`. Returns length. */
 size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len) HT_HIDDEN;
 /* Whether a level is plumbing: heaptape's own code, an allocator entry point
-** (malloc & co., operator new/delete) or matches a wrapper pattern. */
+** (malloc & co., operator new/delete), C++ standard-library code (namespace
+** std or __gnu_cxx inside libstdc++'s headers or libstdc++.so: allocators,
+** vector and string growth) or matches a wrapper pattern. */
 int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
                        size_t nwrappers) HT_HIDDEN;
+/* The site key of a stack, by which every list merges its rows: the display
+** name (ht_frames_format) of the stack's first meaningful level walking
+** outward -- function and file:line of the first frame that is not
+** plumbing; the innermost frame's name when all are plumbing; "(no stack)"
+** for the empty stack. Into buf[len]; returns its length. *frame (if not
+** NULL) gets the frame value the name comes from. */
+size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
+                           const char *const *wrappers, size_t nwrappers,
+                           char *buf, size_t len, uint64_t *frame) HT_HIDDEN;
 
 #endif

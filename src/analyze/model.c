@@ -68,45 +68,15 @@ static uint32_t model_loc_named(HtModel *m, const char *name, uint64_t frame)
   return id;
 }
 
-/* Location of a frame value: the first level that is not plumbing, or 0
-** in *skip if the whole frame is plumbing. Cached per frame value. */
-static uint32_t model_loc_of_frame(HtModel *m, uint64_t frame, int *skip)
-{
-  uint64_t *c = ht_map_get(&m->loc_of_frame, frame);
-  if (c) { *skip = *c == 0; return *c ? (uint32_t)(*c - 1) : HT_LOC_NONE; }
-  HtFrameInfo fi[16];
-  size_t n = ht_frames_info(m->r, frame, fi, HT_COUNTOF(fi));
-  size_t i = 0;
-  while (i < n && ht_frames_plumbing(&fi[i], m->o.wrappers, m->o.nwrappers)) i++;
-  uint32_t loc = HT_LOC_NONE;
-  *skip = i == n;
-  if (!*skip) {
-    char name[1024];
-    ht_frames_format(&fi[i], name, sizeof(name));
-    loc = model_loc_named(m, name, frame);
-    if (loc == HT_LOC_NONE) return loc;
-  }
-  if (ht_map_put(&m->loc_of_frame, frame, *skip ? 0 : loc + 1)) m->oom = 1;
-  return loc;
-}
-
-/* Location of a stack: its innermost meaningful frame; the innermost frame
-** when every frame is plumbing; "(no stack)" for the empty stack. */
+/* Location of a stack: its site key (ht_frames_site_name), the name of its
+** innermost meaningful frame. */
 static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames));
-  for (size_t i = 0; i < n; i++) {
-    int skip;
-    uint32_t loc = model_loc_of_frame(m, frames[i], &skip);
-    if (!skip) return loc;
-  }
-  if (n == 0) return model_loc_named(m, "(no stack)", 0);
-  HtFrameInfo fi;
   char name[1024];
-  ht_frames_info(m->r, frames[0], &fi, 1);
-  ht_frames_format(&fi, name, sizeof(name));
-  return model_loc_named(m, name, frames[0]);
+  uint64_t frame;
+  ht_frames_site_name(m->r, stack, m->o.wrappers, m->o.nwrappers, name,
+                      sizeof(name), &frame);
+  return model_loc_named(m, name, frame);
 }
 
 /* Add `over` to a location's override list (each pair once). */
@@ -389,9 +359,8 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
   ht_live_init(&m->live, sizeof(Block));
-  if (ht_map_init(&m->site_of, 1024) || ht_map_init(&m->loc_of_frame, 1024) ||
-      ht_map_init(&m->loc_of_name, 256) || ht_map_init(&m->over_seen, 256) ||
-      ht_map_init(&m->th_of, 16)) {
+  if (ht_map_init(&m->site_of, 1024) || ht_map_init(&m->loc_of_name, 256) ||
+      ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);
     return HEAPTAPE_E_NOMEM;
   }
@@ -407,7 +376,7 @@ void ht_model_free(HtModel *m)
     free(m->loc[i].d_over);
   }
   free(m->loc); free(m->loc_chain); free(m->site); free(m->th);
-  ht_map_free(&m->site_of); ht_map_free(&m->loc_of_frame);
+  ht_map_free(&m->site_of);
   ht_map_free(&m->loc_of_name); ht_map_free(&m->over_seen);
   ht_live_free(&m->live); ht_map_free(&m->th_of);
   memset(m, 0, sizeof(*m));

@@ -124,7 +124,6 @@ struct HtModel {
   HtMap site_of;             /* stack id -> site index */
   HtLoc *loc;                /* locations by index */
   uint32_t nloc, cloc;       /* used, allocated */
-  HtMap loc_of_frame;        /* frame value -> location index + 1 (0 = skip) */
   HtMap loc_of_name;         /* name hash -> location index + 1 (chained) */
   uint32_t *loc_chain;       /* next location with the same name hash, + 1 */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */

@@ -133,23 +133,9 @@ void ht_ops_print(FILE *f, const HtOp *op)
   fputc('\n', f);
 }
 
-/* A display name for an allocation stack. */
+/* A display name for an allocation stack: its site key. */
 const char *ht_ops_site_name(const HtReader *r, uint32_t stack, char *buf, size_t len)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
-  if (!n) { snprintf(buf, len, "(no stack)"); return buf; }
-  for (size_t i = 0; i < n; i++) {
-    HtFrameInfo fi[16];
-    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
-    for (size_t j = 0; j < k; j++)
-      if (!ht_frames_plumbing(&fi[j], NULL, 0)) {
-        ht_frames_format(&fi[j], buf, len);
-        return buf;
-      }
-  }
-  HtFrameInfo fi;
-  ht_frames_info(r, frames[0], &fi, 1);
-  ht_frames_format(&fi, buf, len);
+  ht_frames_site_name(r, stack, NULL, 0, buf, len, NULL);
   return buf;
 }

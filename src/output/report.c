@@ -41,32 +41,114 @@ static uint64_t report_key(const HtFig *f, SiteKey k)
   }
 }
 
+/* The rows of the lists: locations (sites merged by their site key,
+** ht_frames_site_name) or, with --by-stack, sites (one per stack). */
+typedef struct Rows {
+  const HtModel *m;          /* the model */
+  int by_stack;              /* one row per site, not per location */
+  uint32_t n;                /* rows */
+  uint32_t *first;           /* merged: sites of location l are */
+  uint32_t *order;           /* order[first[l] .. first[l + 1]) */
+} Rows;
+
+/* Group the sites by location (a counting sort); 0 or -1 on OOM. */
+static int rows_init(Rows *w, const HtModel *m, int by_stack)
+{
+  memset(w, 0, sizeof(*w));
+  w->m = m;
+  w->by_stack = by_stack;
+  w->n = by_stack ? m->nsite : m->nloc;
+  if (by_stack) return 0;
+  w->first = calloc((size_t)m->nloc + 1, sizeof(uint32_t));
+  w->order = malloc((m->nsite ? m->nsite : 1) * sizeof(uint32_t));
+  if (!w->first || !w->order) { free(w->first); free(w->order); return -1; }
+  for (uint32_t i = 0; i < m->nsite; i++) w->first[m->site[i].loc + 1]++;
+  for (uint32_t l = 0; l < m->nloc; l++) w->first[l + 1] += w->first[l];
+  for (uint32_t i = 0; i < m->nsite; i++) {  /* stable: site order kept */
+    uint32_t l = m->site[i].loc;
+    w->order[w->first[l]++] = i;
+  }
+  for (uint32_t l = m->nloc; l > 0; l--) w->first[l] = w->first[l - 1];
+  w->first[0] = 0;
+  return 0;
+}
+
+/* Release what rows_init allocated. */
+static void rows_free(Rows *w)
+{
+  free(w->first);
+  free(w->order);
+}
+
+/* Figures of a row. */
+static const HtFig *rows_fig(const Rows *w, uint32_t i)
+{
+  return w->by_stack ? &w->m->site[i].f : &w->m->loc[i].f;
+}
+
+/* Location name of a row. */
+static const char *rows_name(const Rows *w, uint32_t i)
+{
+  return w->m->loc[w->by_stack ? w->m->site[i].loc : i].name;
+}
+
 /* Sort context for qsort_r. */
-typedef struct SortCtx { const HtModel *m; SiteKey k; } SortCtx;
+typedef struct SortCtx { const Rows *w; SiteKey k; } SortCtx;
 
 /* Larger key first; ties by location name, then stack id. */
 static int report_cmp(const void *a, const void *b, void *arg)
 {
   const SortCtx *c = arg;
-  const HtSite *x = &c->m->site[*(const uint32_t *)a];
-  const HtSite *y = &c->m->site[*(const uint32_t *)b];
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  uint64_t kx = report_key(rows_fig(c->w, x), c->k), ky = report_key(rows_fig(c->w, y), c->k);
+  if (kx != ky) return kx > ky ? -1 : 1;
+  int s = strcmp(rows_name(c->w, x), rows_name(c->w, y));
+  if (s || !c->w->by_stack) return s;
+  uint32_t sx = c->w->m->site[x].stack, sy = c->w->m->site[y].stack;
+  return sx < sy ? -1 : sx > sy;
+}
+
+/* Rows with a non-zero key, sorted; returns how many (caller frees *out). */
+static uint32_t report_sorted(const Rows *w, SiteKey k, uint32_t **out)
+{
+  uint32_t *v = malloc((w->n ? w->n : 1) * sizeof(uint32_t)), n = 0;
+  *out = v;
+  if (!v) return 0;
+  for (uint32_t i = 0; i < w->n; i++)
+    if (report_key(rows_fig(w, i), k)) v[n++] = i;
+  SortCtx c = {w, k};
+  qsort_r(v, n, sizeof(uint32_t), report_cmp, &c);
+  return n;
+}
+
+/* Sort context of a row's stacks. */
+typedef struct StackCtx { const HtModel *m; SiteKey k; } StackCtx;
+
+/* A row's stacks: larger key first, ties by stack id. */
+static int report_stack_cmp(const void *a, const void *b, void *arg)
+{
+  const StackCtx *c = arg;
+  const HtSite *x = &c->m->site[*(const uint32_t *)a], *y = &c->m->site[*(const uint32_t *)b];
   uint64_t kx = report_key(&x->f, c->k), ky = report_key(&y->f, c->k);
   if (kx != ky) return kx > ky ? -1 : 1;
-  int s = strcmp(c->m->loc[x->loc].name, c->m->loc[y->loc].name);
-  if (s) return s;
   return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* Sites with a non-zero key, sorted; returns how many (caller frees *out). */
-static uint32_t report_sorted(const HtModel *m, SiteKey k, uint32_t **out)
+/* The sites (stacks) of a row with a non-zero key, largest first; returns
+** how many (caller frees *out). */
+static uint32_t report_row_sites(const Rows *w, uint32_t row, SiteKey k, uint32_t **out)
 {
-  uint32_t *v = malloc((m->nsite ? m->nsite : 1) * sizeof(uint32_t)), n = 0;
+  uint32_t lo = w->by_stack ? 0 : w->first[row];
+  uint32_t hi = w->by_stack ? 1 : w->first[row + 1];
+  uint32_t *v = malloc((hi - lo ? hi - lo : 1) * sizeof(uint32_t)), n = 0;
   *out = v;
   if (!v) return 0;
-  for (uint32_t i = 0; i < m->nsite; i++)
-    if (report_key(&m->site[i].f, k)) v[n++] = i;
-  SortCtx c = {m, k};
-  qsort_r(v, n, sizeof(uint32_t), report_cmp, &c);
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t si = w->by_stack ? row : w->order[i];
+    if (report_key(&w->m->site[si].f, k)) v[n++] = si;
+  }
+  StackCtx c = {w->m, k};
+  qsort_r(v, n, sizeof(uint32_t), report_stack_cmp, &c);
   return n;
 }
 
@@ -138,8 +220,16 @@ static void report_program(const HtHeader *h, char *buf, size_t len)
 
 /* -- Text ----------------------------------------------------------------- */
 
+/* Rows with blocks live at the end. */
+static uint32_t report_leak_rows(const Rows *w)
+{
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < w->n; i++) n += rows_fig(w, i)->live_n != 0;
+  return n;
+}
+
 /* Print the summary block. */
-static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o)
+static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o, const Rows *w)
 {
   const HtHeader *h = ht_reader_header(m->r);
   char prog[512], b1[32], b2[32];
@@ -163,8 +253,7 @@ static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, "  peak heap            %s in %" PRIu64 " block%s at %.3f s\n",
           report_bytes(b1, sizeof(b1), m->peak), m->peak_n, report_s(m->peak_n),
           (double)m->peak_ts / 1e9);
-  uint32_t leak_sites = 0;
-  for (uint32_t i = 0; i < m->nsite; i++) leak_sites += m->site[i].f.live_n != 0;
+  uint32_t leak_sites = report_leak_rows(w);
   fprintf(f, "  leaked at exit       %s in %" PRIu64 " block%s from %" PRIu32 " site%s\n",
           report_bytes(b2, sizeof(b2), m->heap), m->heap_n, report_s(m->heap_n),
           leak_sites, report_s(leak_sites));
@@ -219,21 +308,102 @@ static void text_site_line(FILE *f, const HtModel *m, const HtFig *s, SiteKey k,
   }
 }
 
-/* One site's stack, up to depth levels. */
-static void text_stack(FILE *f, const HtModel *m, const HtSite *s, unsigned depth)
+/* A stack's levels from `from` on, up to depth of them, indented. */
+static void text_levels(FILE *f, const HtModel *m, uint32_t stack, size_t from,
+                        unsigned depth, const char *indent)
 {
   HtFrameInfo lv[64];
   size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
-  size_t total = report_levels(m, s->stack, lv, max);
-  if (total == 0) { fprintf(f, "        (no stack)\n"); return; }
+  size_t total = report_levels(m, stack, lv, max);
+  if (total == 0) { fprintf(f, "%s(no stack)\n", indent); return; }
   size_t shown = total < max ? total : max;
-  for (size_t i = 0; i < shown; i++) {
+  for (size_t i = from; i < shown; i++) {
     char name[1024];
     ht_frames_format(&lv[i], name, sizeof(name));
-    fprintf(f, "        %s%s\n", name, lv[i].inlined ? " (inlined)" : "");
+    fprintf(f, "%s%s%s\n", indent, name, lv[i].inlined ? " (inlined)" : "");
   }
   if (total > shown)
-    fprintf(f, "        ... %zu more frame%s\n", total - shown, report_s(total - shown));
+    fprintf(f, "%s... %zu more frame%s\n", indent, total - shown, report_s(total - shown));
+}
+
+/* Stacks of a merged row that print the same (they differ past the
+** levels shown, or only in return addresses on the same lines). */
+typedef struct Group {
+  char *text;                /* the caller lines, as printed (owned) */
+  uint64_t key;              /* sum of the list's key over its stacks */
+  uint32_t n;                /* stacks */
+} Group;
+
+/* Larger key first (stable on the order of first appearance). */
+static int report_group_cmp(const void *a, const void *b)
+{
+  const Group *x = a, *y = b;
+  if (x->key != y->key) return x->key > y->key ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* The caller lines of a stack under its location, as text (caller frees). */
+static char *report_callers(const HtModel *m, uint32_t stack, unsigned depth)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  HtFrameInfo lv[2];
+  size_t total = report_levels(m, stack, lv, 2);
+  if (total < 2) {
+    fprintf(f, "(no caller)\n");
+  } else {
+    char name[1024];
+    ht_frames_format(&lv[1], name, sizeof(name));
+    fprintf(f, "%s%s\n", name, lv[1].inlined ? " (inlined)" : "");
+    if (depth > 2) text_levels(f, m, stack, 2, depth, "                ");
+  }
+  if (fclose(f)) { free(buf); return NULL; }
+  return buf;
+}
+
+/* A row's stacks: its one stack as it is; the stacks merged into a row
+** under its location, with their callers and share of the list's key
+** (stacks that print the same grouped), the first `paths` groups of them,
+** largest first (0 = all). */
+static void text_row(FILE *f, const Rows *w, uint32_t row, SiteKey k,
+                     const HtReportOpts *o)
+{
+  const HtModel *m = w->m;
+  uint32_t *v, n = report_row_sites(w, row, k, &v);
+  Group *g = n > 1 ? calloc(n, sizeof(Group)) : NULL;
+  if (!g) {
+    text_levels(f, m, n ? m->site[v[0]].stack : m->site[row].stack, 0, o->depth, "        ");
+    free(v);
+    return;
+  }
+  uint32_t ng = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    char *t = report_callers(m, m->site[v[i]].stack, o->depth);
+    uint64_t key = report_key(&m->site[v[i]].f, k);
+    uint32_t j = 0;
+    while (j < ng && !(t && g[j].text && !strcmp(g[j].text, t))) j++;
+    if (j == ng) { g[ng++].text = t; } else free(t);
+    g[j].key += key;
+    g[j].n++;
+  }
+  qsort(g, ng, sizeof(Group), report_group_cmp);
+  uint64_t whole = report_key(rows_fig(w, row), k), rest = 0;
+  uint32_t shown = o->paths && o->paths < ng ? o->paths : ng;
+  fprintf(f, "        %s\n", rows_name(w, row));
+  fprintf(f, "        from %" PRIu32 " stacks:\n", n);
+  for (uint32_t i = 0; i < ng; i++) {
+    if (i >= shown) { rest += g[i].key; continue; }
+    fprintf(f, "        %5.1f%%  ", report_pct(g[i].key, whole));
+    if (g[i].n > 1) fprintf(f, "(%" PRIu32 " stacks) ", g[i].n);
+    fputs(g[i].text ? g[i].text : "?\n", f);
+  }
+  if (shown < ng)
+    fprintf(f, "        ... %" PRIu32 " more (%.1f%%)\n", ng - shown, report_pct(rest, whole));
+  for (uint32_t i = 0; i < ng; i++) free(g[i].text);
+  free(g);
+  free(v);
 }
 
 /* The title of a list. */
@@ -275,20 +445,22 @@ static void text_title(FILE *f, const HtModel *m, SiteKey k, uint32_t n,
 /* The default text report. */
 void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
 {
-  if (o->sections & HT_RS_SUMMARY) text_summary(f, m, o);
+  Rows w;
+  if (rows_init(&w, m, o->by_stack)) { fprintf(f, "out of memory\n"); return; }
+  if (o->sections & HT_RS_SUMMARY) text_summary(f, m, o, &w);
   for (size_t l = 0; l < HT_COUNTOF(report_lists); l++) {
     SiteKey k = report_lists[l].key;
     if (!(o->sections & report_lists[l].section)) continue;
-    uint32_t *v, n = report_sorted(m, k, &v);
+    uint32_t *v, n = report_sorted(&w, k, &v);
     fputc('\n', f);
     text_title(f, m, k, n, o->top, o);
     for (uint32_t i = 0; i < n && i < o->top; i++) {
-      const HtSite *s = &m->site[v[i]];
-      text_site_line(f, m, &s->f, k, i + 1);
-      text_stack(f, m, s, o->depth);
+      text_site_line(f, m, rows_fig(&w, v[i]), k, i + 1);
+      text_row(f, &w, v[i], k, o);
     }
     free(v);
   }
+  rows_free(&w);
 }
 
 /* -- JSON ----------------------------------------------------------------- */
@@ -306,21 +478,24 @@ static void json_str(FILE *f, const char *s)
   fputc('"', f);
 }
 
-/* A site as a JSON object. */
-static void json_site(FILE *f, const HtModel *m, const HtSite *s, unsigned depth)
+/* The figures of a row or a stack as JSON members (no braces). */
+static void json_fig(FILE *f, const HtFig *x)
 {
-  const HtFig *x = &s->f;
-  fprintf(f, "{\"location\": ");
-  json_str(f, m->loc[s->loc].name);
-  fprintf(f, ", \"allocs\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"reallocs\": %" PRIu64
+  fprintf(f, "\"allocs\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"reallocs\": %" PRIu64
           ", \"frees\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"peak\": %" PRIu64
           ", \"peak_blocks\": %" PRIu64 ", \"leaked\": %" PRIu64 ", \"leaked_blocks\": %"
-          PRIu64, x->allocs, x->bytes, x->reallocs, x->frees, x->temp, x->peak,
-          x->peak_n, x->live, x->live_n);
-  fprintf(f, ", \"at\": %" PRIu64 ", \"at_blocks\": %" PRIu64 ", \"stack\": [", x->at, x->at_n);
+          PRIu64 ", \"at\": %" PRIu64 ", \"at_blocks\": %" PRIu64, x->allocs, x->bytes,
+          x->reallocs, x->frees, x->temp, x->peak, x->peak_n, x->live, x->live_n, x->at,
+          x->at_n);
+}
+
+/* A stack's frames as the members "stack": [...], "more_frames": N. */
+static void json_frames(FILE *f, const HtModel *m, uint32_t stack, unsigned depth)
+{
+  fprintf(f, "\"stack\": [");
   HtFrameInfo lv[64];
   size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
-  size_t total = report_levels(m, s->stack, lv, max);
+  size_t total = report_levels(m, stack, lv, max);
   size_t shown = total < max ? total : max;
   for (size_t i = 0; i < shown; i++) {
     char name[1024];
@@ -337,7 +512,40 @@ static void json_site(FILE *f, const HtModel *m, const HtSite *s, unsigned depth
     json_str(f, lv[i].module);
     fprintf(f, ", \"inlined\": %s}", lv[i].inlined ? "true" : "false");
   }
-  fprintf(f, "], \"more_frames\": %zu}", total - shown);
+  fprintf(f, "], \"more_frames\": %zu", total - shown);
+}
+
+/* A row as a JSON object: its figures, the frames of its largest stack,
+** and every stack merged into it with its share of the list's key. */
+static void json_site(FILE *f, const Rows *w, uint32_t row, SiteKey k, unsigned depth,
+                      unsigned paths)
+{
+  const HtModel *m = w->m;
+  uint32_t *v, n = report_row_sites(w, row, k, &v);
+  uint64_t whole = report_key(rows_fig(w, row), k);
+  fprintf(f, "{\"location\": ");
+  json_str(f, rows_name(w, row));
+  fprintf(f, ", ");
+  json_fig(f, rows_fig(w, row));
+  fprintf(f, ", ");
+  json_frames(f, m, n ? m->site[v[0]].stack : 0, depth);
+  uint32_t shown = paths && paths < n ? paths : n;
+  uint64_t rest = 0;
+  for (uint32_t i = shown; i < n; i++) rest += report_key(&m->site[v[i]].f, k);
+  fprintf(f, ", \"stack_count\": %" PRIu32 ", \"more_stacks\": {\"count\": %" PRIu32
+          ", \"share\": %.6f}", n, n - shown, whole ? (double)rest / (double)whole : 0.0);
+  fprintf(f, ", \"stacks\": [");
+  for (uint32_t i = 0; i < shown; i++) {
+    const HtFig *x = &m->site[v[i]].f;
+    fprintf(f, "%s{\"share\": %.6f, ", i ? ", " : "",
+            whole ? (double)report_key(x, k) / (double)whole : 0.0);
+    json_fig(f, x);
+    fprintf(f, ", ");
+    json_frames(f, m, m->site[v[i]].stack, depth);
+    fputc('}', f);
+  }
+  fprintf(f, "]}");
+  free(v);
 }
 
 /* The same content as one JSON object. */
@@ -353,28 +561,33 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, ",\n  \"pid\": %" PRIu32 ",\n  \"frontend\": ", h->pid);
   json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native");
   fprintf(f, ",\n  \"sampling_interval\": %" PRIu64 ",\n", h->sample);
-  uint32_t leak_sites = 0;
+  Rows w;
+  if (rows_init(&w, m, o->by_stack)) { fprintf(f, "null\n"); return; }
+  uint32_t leak_sites = 0, leak_locs = 0;
   for (uint32_t i = 0; i < m->nsite; i++) leak_sites += m->site[i].f.live_n != 0;
+  for (uint32_t i = 0; i < m->nloc; i++) leak_locs += m->loc[i].f.live_n != 0;
   fprintf(f, "  \"summary\": {\"duration_ns\": %" PRIu64 ", \"allocs\": %" PRIu64
           ", \"reallocs\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"frees\": %" PRIu64
           ", \"peak\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", \"peak_ns\": %" PRIu64
           ", \"leaked\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ", \"leak_sites\": %"
           PRIu32 ", \"temporary\": %" PRIu64 ", \"unknown_frees\": %" PRIu64
-          ", \"lost\": %" PRIu64 ", \"sites\": %" PRIu32 ", \"incomplete\": %s},\n",
+          ", \"lost\": %" PRIu64 ", \"sites\": %" PRIu32 ", \"locations\": %" PRIu32
+          ", \"leak_locations\": %" PRIu32 ", \"by_stack\": %s, \"incomplete\": %s},\n",
           m->duration, m->allocs, m->reallocs, m->bytes, m->frees, m->peak, m->peak_n,
           m->peak_ts, m->heap, m->heap_n, leak_sites, m->temp, m->unknown_frees,
-          m->lost, m->nsite, m->oom ? "true" : "false");
+          m->lost, m->nsite, m->nloc, leak_locs, o->by_stack ? "true" : "false",
+          m->oom ? "true" : "false");
   if (o->sections & HT_RS_AT)
     fprintf(f, "  \"at_ns\": %" PRIu64 ", \"at_heap\": %" PRIu64 ", \"at_blocks\": %"
             PRIu64 ",\n", o->at_ns, m->at_heap, m->at_heap_n);
   for (size_t l = 0; l < HT_COUNTOF(report_lists); l++) {
     SiteKey k = report_lists[l].key;
     if (!(o->sections & report_lists[l].section)) continue;
-    uint32_t *v, n = report_sorted(m, k, &v);
+    uint32_t *v, n = report_sorted(&w, k, &v);
     fprintf(f, "  \"%s\": [", report_lists[l].json);
     for (uint32_t i = 0; i < n && i < o->top; i++) {
       fputs(i ? ",\n    " : "\n    ", f);
-      json_site(f, m, &m->site[v[i]], o->depth);
+      json_site(f, &w, v[i], k, o->depth, o->json_paths);
     }
     fprintf(f, "%s],\n", n ? "\n  " : "");
     free(v);
@@ -387,4 +600,5 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, "]},\n  \"warning\": ");
   json_str(f, o->warning);
   fprintf(f, "\n}\n");
+  rows_free(&w);
 }

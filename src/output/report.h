@@ -21,6 +21,9 @@ typedef struct HtReportOpts {
   uint64_t at_ns;            /* --at time (with HT_RS_AT) */
   int human;                 /* memprof: KiB/MiB/GiB */
   int leak_only;             /* memprof: the heap summary alone */
+  int by_stack;              /* one row per stack, not per location */
+  unsigned paths;            /* text: stacks shown per merged row (0 = all) */
+  unsigned json_paths;       /* JSON: stacks listed per row (0 = all) */
   const char *warning;       /* damage warning to carry in JSON, or NULL */
 } HtReportOpts;
 
