@@ -19,6 +19,7 @@ static const Cmd cmds[] = {
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
   {"symbolize", cmd_symbolize, "append symbols to a tape recorded without `heaptape record`"},
+  {"diff",   cmd_diff,   "compare two tapes site by site (text, --json, --html)"},
   {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)"},
   {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks"},
   {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites"},
