@@ -1,6 +1,5 @@
 /* heaptape -- `heaptape record`: run a program under libheaptape.so, wait for
 ** it, then finalise its tape (symbols appended) and print a one-line summary. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -360,6 +359,8 @@ static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
   if (o->frames) rc |= setenv("HEAPTAPE_FRAMES", o->frames, 1);
   rc |= setenv("HEAPTAPE_FOLLOW_FORK", o->follow_fork ? "1" : "0", 1);
   rc |= setenv("HEAPTAPE_FOLLOW_EXEC", o->follow_exec ? "1" : "0", 1);
+  /* Room for the recorder to write the traced pid in place (tape.c). */
+  rc |= setenv("_HEAPTAPE_PID", "00000000000000000000", 1);
   return rc;
 }
 
@@ -521,9 +522,11 @@ static int record_ours(const char *tape, pid_t pid, uint64_t since_ns)
   return rc;
 }
 
-/* Finalise the tape and print the summary line; returns 0, or -1 after one
-** line saying why there is no tape. Only a tape this run wrote is read. */
-static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t since_ns)
+/* Finalise the tape and print the summary line (after "heaptape: " and
+** label); returns 0, or -1 after one line saying why there is no tape. Only
+** a tape this run wrote is read. */
+static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t since_ns,
+                         const char *label)
 {
   struct stat st;
   if (stat(tape, &st)) {
@@ -548,85 +551,94 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
   record_fmt_bytes(alloc, sizeof(alloc), sum.allocated);
   record_fmt_bytes(peak, sizeof(peak), sum.peak);
   record_shquote(q, sizeof(q), tape);
-  fprintf(stderr, "heaptape: %llu events, %s allocated, peak %s%s; tape %s "
-          "(heaptape report %s)\n", (unsigned long long)sum.events, alloc, peak,
+  fprintf(stderr, "heaptape: %s%llu events, %s allocated, peak %s%s; tape %s "
+          "(heaptape report %s)\n", label, (unsigned long long)sum.events, alloc, peak,
           sum.truncated ? " (tape truncated)" : "", tape, q);
   return 0;
 }
 
-/* If name is pre + digits + post + optional "-digits", the digits' value. */
-static long record_match(const char *name, const char *pre, const char *post)
+/* -- What the recorder reported ------------------------------------------- */
+/* The recorder appends to a file this command opened (HEAPTAPE_REPORT, see
+** src/record/tape.c): "tape PID PROG<TAB>PATH" for each tape a process
+** starts, in order, and "child PID PROG" for each process it does not
+** record. So the tapes are known, never guessed from the directory. */
+
+/* Open the report file (unlinked, appended to by every process). */
+static int record_report_open(void)
 {
-  size_t a = strlen(pre), b = strlen(post);
-  if (strncmp(name, pre, a)) return -1;
-  const char *p = name + a, *d = p;
-  while (*p >= '0' && *p <= '9') p++;
-  if (p == d || p - d > 10 || strncmp(p, post, b)) return -1;
-  const char *q = p + b;
-  if (*q == '-') {
-    q++;
-    if (!*q) return -1;
-    while (*q >= '0' && *q <= '9') q++;
-  }
-  return *q ? -1 : strtol(d, NULL, 10);
+  char tmpl[] = "/tmp/heaptape-report.XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return -1;
+  unlink(tmpl);
+  fcntl(fd, F_SETFL, O_APPEND);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
 }
 
-/* Finalise the tapes that followed children wrote (template with its pid,
-** or the main tape's name plus ".<pid>"); print one line naming them. */
-static void record_children(const RecOpts *o, const char *prog, pid_t child,
-                            const char *tape, time_t since)
+/* In the child: hand the report file down, on a high descriptor that stays
+** open across exec, named with its identity so no process writes elsewhere. */
+static int record_report_setenv(int fd)
 {
-  char *tmpl = record_tape_tmpl(o, prog, child);
-  if (!tmpl) return;
-  char *pre, *post, *pct = strstr(tmpl, "%p");
-  if (pct) {
-    *pct = 0;
-    pre = record_expand(tmpl, child);
-    post = record_expand(pct + 2, child);
-  } else {
-    size_t n = strlen(tape) + 2;
-    pre = malloc(n);
-    if (pre) snprintf(pre, n, "%s.", tape);
-    post = strdup("");
-  }
-  free(tmpl);
-  char *dir = pre ? strdup(pre) : NULL;
-  char *slash = dir ? strrchr(dir, '/') : NULL;
-  const char *bpre = pre ? (strrchr(pre, '/') ? strrchr(pre, '/') + 1 : pre) : NULL;
-  if (slash) slash[1] = 0;
-  DIR *dd = dir && post ? opendir(slash ? dir : ".") : NULL;
-  size_t done = 0;
-  char list[1024] = "";
-  struct dirent *de;
-  while (dd && (de = readdir(dd))) {
-    long pid = record_match(de->d_name, bpre, post);
-    if (pid < 0) continue;
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s%s", slash ? dir : "", de->d_name);
-    struct stat st;
-    if (!strcmp(path, tape) || stat(path, &st) || st.st_mtime < since) continue;
-    if (pid != child && kill((pid_t)pid, 0) == 0) {
-      ht_cli_error("%s: its process %ld still runs; tape left unsymbolised",
-                   path, pid);
-      continue;
+  int h = fcntl(fd, F_DUPFD, 900);
+  struct stat st;
+  if (h < 0 || fstat(h, &st)) return -1;
+  char v[96];
+  snprintf(v, sizeof(v), "%d:%llu:%llu", h, (unsigned long long)st.st_dev,
+           (unsigned long long)st.st_ino);
+  return setenv("HEAPTAPE_REPORT", v, 1);
+}
+
+/* Finalise every tape the run reported, in order, one line each; name the
+** processes not recorded. Returns the number of tapes reported. */
+static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64_t since_ns,
+                                   int *failed)
+{
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) || !st.st_size) return 0;
+  char *buf = malloc((size_t)st.st_size + 1);
+  if (!buf || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) { free(buf); return 0; }
+  buf[st.st_size] = 0;
+  size_t ntape = !strncmp(buf, "tape ", 5), nchild = 0;
+  for (char *l = buf; (l = strstr(l, "\ntape ")); l++) ntape++;
+  char names[256] = "", cwd[PATH_MAX];
+  size_t i = 0, good = 0, ncwd = getcwd(cwd, sizeof(cwd)) ? strlen(cwd) : 0;
+  for (char *l = buf, *nl; *l; l = nl + 1) {
+    nl = strchr(l, '\n');
+    if (!nl) break;                      /* a line cut short: ignored */
+    *nl = 0;
+    long pid = 0;
+    char *prog = NULL, *path = NULL;
+    if (!strncmp(l, "tape ", 5) && (pid = strtol(l + 5, &prog, 10)) > 0 && *prog == ' ' &&
+        (path = strchr(++prog, '\t'))) {
+      *path++ = 0;
+      if (ncwd && !strncmp(path, cwd, ncwd) && path[ncwd] == '/') path += ncwd + 1;
+      char label[300] = "";
+      i++;
+      if (ntape > 1) snprintf(label, sizeof(label), "%s (pid %ld, tape %zu of %zu): ",
+                              prog, pid, i, ntape);
+      if (pid != child && kill((pid_t)pid, 0) == 0) {
+        ht_cli_error("%s: its process %ld still runs; tape left unsymbolised", path, pid);
+        continue;
+      }
+      if (record_finish(o, path, (pid_t)pid, since_ns, label)) *failed = 1;
+      else good++;
+    } else if (!strncmp(l, "child ", 6) && (pid = strtol(l + 6, &prog, 10)) > 0 && *prog == ' ') {
+      prog++;
+      nchild++;
+      size_t n = strlen(names);             /* each program once, as long as it fits */
+      if (strstr(names, prog)) continue;
+      if (n + strlen(prog) + 8 < sizeof(names))
+        snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "", prog);
+      else if (!strstr(names, "..."))
+        strcat(names, ", ...");
     }
-    HtSymSummary sum;
-    char err[512];
-    if (ht_symbolize_run(path, (o->no_symbols ? HT_SYM_NOSYMBOLS : 0), &sum,
-                         err, sizeof(err))) {
-      ht_cli_error("%s", err);
-      continue;
-    }
-    size_t l = strlen(list);
-    if (l + strlen(path) + 8 < sizeof(list)) snprintf(list + l, sizeof(list) - l, " %s", path);
-    else if (!strstr(list, " ...")) strcat(list, " ...");
-    done++;
   }
-  if (dd) closedir(dd);
-  if (done)
-    fprintf(stderr, "heaptape: %zu more tape%s from followed processes:%s\n",
-            done, done == 1 ? "" : "s", list);
-  free(pre); free(post); free(dir);
+  if (nchild && good)                    /* (after a failure, its line alone) */
+    fprintf(stderr, "heaptape: %zu child process%s not recorded (%s): --follow-fork "
+            "records forked children, --follow-exec the programs children run\n",
+            nchild, nchild == 1 ? " was" : "es were", names);
+  free(buf);
+  return i;
 }
 
 /* `heaptape record [options] -- PROG ARGS`. */
@@ -748,7 +760,7 @@ int cmd_record(int argc, char **argv)
   for (size_t i = 0; i < HT_COUNTOF(rec_signals); i++) sigaddset(&block, rec_signals[i]);
   sigprocmask(SIG_BLOCK, &block, &old);
   fflush(NULL);
-  time_t started = time(NULL);         /* older files are not this run's tapes */
+  int rfd = record_report_open();
   struct timespec fork_ts;             /* a tape this run wrote starts later */
   clock_gettime(CLOCK_REALTIME, &fork_ts);
   uint64_t fork_ns = (uint64_t)fork_ts.tv_sec * 1000000000ull + (uint64_t)fork_ts.tv_nsec;
@@ -765,6 +777,7 @@ int cmd_record(int argc, char **argv)
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
     extern int ht_record_lua_env(const char *tape, int native);  /* record_lua.c */
+    if (rfd >= 0) record_report_setenv(rfd);
     if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2))) {
       execv(path, pargv);
       e = errno;
@@ -794,9 +807,14 @@ int cmd_record(int argc, char **argv)
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;
-  /* No tape of this run: the job failed (the program's failure status wins). */
-  if (tape && record_finish(&o, tape, pid, fork_ns) && rc == 0) rc = HT_EXIT_FAIL;
-  if (tape && (o.follow_fork || o.follow_exec)) record_children(&o, prog, pid, tape, started);
+  /* No tape of this run: the job failed (the program's failure status wins).
+  ** Without a report (the program closed it at once), the expected tape. */
+  int failed = 0;
+  if (!record_report_finish(&o, rfd, pid, fork_ns, &failed) && tape &&
+      record_finish(&o, tape, pid, fork_ns, ""))
+    failed = 1;
+  if (failed && rc == 0) rc = HT_EXIT_FAIL;
+  if (rfd >= 0) close(rfd);
   free(path); free(lib); free(tape);
   return rc;
 }

@@ -92,6 +92,14 @@ int ht_writer_error(const HtWriter *w) { return w->err; }
 uint64_t ht_writer_packets(const HtWriter *w) { return w->packets; }
 uint64_t ht_writer_bytes(const HtWriter *w) { return w->bytes; }
 
+/* Go on after the sink was cut back to packets/bytes (a trailer taken back). */
+void ht_writer_resume(HtWriter *w, uint64_t packets, uint64_t bytes)
+{
+  w->packets = packets;
+  w->bytes = bytes;
+  w->err = 0;
+}
+
 /* Append to an in-memory tape. */
 size_t ht_mem_sink(const void *data, size_t len, void *arg)
 {

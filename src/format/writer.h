@@ -64,6 +64,8 @@ int ht_writer_error(const HtWriter *w) HT_HIDDEN;
 /* Packets and bytes emitted so far. */
 uint64_t ht_writer_packets(const HtWriter *w) HT_HIDDEN;
 uint64_t ht_writer_bytes(const HtWriter *w) HT_HIDDEN;
+/* Go on after the sink was cut back to packets/bytes (a trailer taken back). */
+void ht_writer_resume(HtWriter *w, uint64_t packets, uint64_t bytes) HT_HIDDEN;
 
 /* -- Dictionary builder: strings, native symbols, runtime locations ------- */
 

@@ -72,6 +72,19 @@ void ht_log(const char *fmt, ...)
   (void)w;
 }
 
+/* -- Environment --------------------------------------------------------------- */
+
+/* getenv that reads environ itself: a program may define its own getenv
+** (bash does, answering from tables it has not built before main). */
+const char *ht_getenv(const char *name)
+{
+  extern char **environ;
+  size_t n = strlen(name);
+  for (char **e = environ; e && *e; e++)
+    if (!strncmp(*e, name, n) && (*e)[n] == '=') return *e + n + 1;
+  return NULL;
+}
+
 /* -- Parsing ---------------------------------------------------------------- */
 
 /* Parse a number with an optional K/M/G suffix; 0 on success. */
@@ -120,7 +133,7 @@ void ht_options_load(void)
 {
   for (size_t i = 0; i < HT_COUNTOF(opt_table); i++) {
     const OptDef *d = &opt_table[i];
-    const char *s = getenv(d->env);
+    const char *s = ht_getenv(d->env);
     if (d->type == OPT_STR) {
       char *f = (char *)&ht_opt + d->off;
       size_t n = s ? strlen(s) : 0;

@@ -35,6 +35,8 @@ typedef struct HtOptions {
 } HtOptions;
 
 extern HtOptions ht_opt HT_HIDDEN;
+/* The value of environment variable name, read from environ itself. */
+const char *ht_getenv(const char *name) HT_HIDDEN;
 /* Read every HEAPTAPE_* variable into ht_opt (no allocation). */
 void ht_options_load(void) HT_HIDDEN;
 /* Print "heaptape: <msg>" to stderr without allocating; capped. */
@@ -246,8 +248,6 @@ void ht_maps_reset(void) HT_HIDDEN;
 void ht_maps_self(const void *addr, uintptr_t *lo, uintptr_t *hi) HT_HIDDEN;
 
 /* -- Tape control (tape.c) ---------------------------------------------------- */
-/* Start from the environment (preload constructor or fork child). */
-int ht_tape_start_env(int child) HT_HIDDEN;
 /* Start with a sink (embedded API). */
 int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
                   const HtTapeInfo *info) HT_HIDDEN;

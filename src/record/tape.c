@@ -1,5 +1,6 @@
 /* heaptape -- the recorder's output side: buffer pool, writer thread, start/stop.
 ** Threads hand full buffers over lock-free; one thread compresses and writes. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,6 +36,9 @@ typedef struct Tape {
   int lost_fd;               /* the program took the descriptor for good */
   uint64_t off;              /* bytes of the file written */
   char path[4096 + 64];      /* absolute path, to reopen it */
+  uint64_t exec_off;         /* tape bytes before the trailer written for an exec */
+  uint64_t exec_packets, exec_bytes; /* the writer's counts then */
+  int exec_pending;          /* an exec is under way (trailer written, writer paused) */
   HtSink sink;               /* where bytes go */
   void *arg;                 /* sink and on_stop argument */
   int (*on_stop)(void *);    /* called once after the trailer */
@@ -424,6 +428,37 @@ static int tape_fd_close(void *arg)
   return rc || tape.lost_fd ? HEAPTAPE_E_IO : 0;
 }
 
+/* Start the writer thread. */
+static void tape_writer_start(void)
+{
+  atomic_store(&tape.quit, 0);
+  pthread_condattr_t ca;                 /* the writer's deadlines are monotonic */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&tape.quit_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_attr_t ta;                     /* a small stack: no 8 MiB of address space */
+  pthread_attr_init(&ta);
+  pthread_attr_setstacksize(&ta, TAPE_WRITER_STACK);
+  uint64_t mask;                         /* the writer takes no signal of the program's */
+  ht_sigmask_block_all(&mask);
+  tape.has_thread = !pthread_create(&tape.thread, &ta, tape_thread, NULL);
+  ht_sigmask_restore(mask);
+  pthread_attr_destroy(&ta);
+}
+
+/* Stop the writer thread for a while (an exec); tape_writer_start goes on. */
+static void tape_writer_pause(void)
+{
+  if (!tape.has_thread || pthread_equal(pthread_self(), tape.thread)) return;
+  pthread_mutex_lock(&tape.quit_lock);
+  atomic_store(&tape.quit, 1);
+  pthread_cond_signal(&tape.quit_cond);
+  pthread_mutex_unlock(&tape.quit_lock);
+  pthread_join(tape.thread, NULL);
+  tape.has_thread = 0;
+}
+
 /* Start recording into sink (caller holds the guard). */
 static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
                       HtTapeInfo *info, int native)
@@ -468,19 +503,7 @@ static int tape_begin(HtSink sink, void *arg, int (*on_stop)(void *),
   ht_maps_scan(&tape.own);
   atomic_store(&ht_g.running, 1);
   atomic_store(&ht_g.native, native);
-  pthread_condattr_t ca;                 /* the writer's deadlines are monotonic */
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&tape.quit_cond, &ca);
-  pthread_condattr_destroy(&ca);
-  pthread_attr_t ta;                     /* a small stack: no 8 MiB of address space */
-  pthread_attr_init(&ta);
-  pthread_attr_setstacksize(&ta, TAPE_WRITER_STACK);
-  uint64_t mask;                         /* the writer takes no signal of the program's */
-  ht_sigmask_block_all(&mask);
-  tape.has_thread = !pthread_create(&tape.thread, &ta, tape_thread, NULL);
-  ht_sigmask_restore(mask);
-  pthread_attr_destroy(&ta);
+  tape_writer_start();
   return 0;
 fail:
   if (tape.w) ht_writer_destroy(tape.w);
@@ -547,16 +570,9 @@ int ht_tape_stop(uint64_t status, int ending)
   int e = errno;
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
-  if (tape.has_thread && pthread_equal(pthread_self(), tape.thread)) {
+  if (tape.has_thread && pthread_equal(pthread_self(), tape.thread))
     tape.has_thread = 0;                 /* the writer ends the process itself */
-  } else if (tape.has_thread) {
-    pthread_mutex_lock(&tape.quit_lock);
-    atomic_store(&tape.quit, 1);
-    pthread_cond_signal(&tape.quit_cond);
-    pthread_mutex_unlock(&tape.quit_lock);
-    pthread_join(tape.thread, NULL);
-    tape.has_thread = 0;
-  }
+  tape_writer_pause();
   tape_tick();
   tape_close_streams();
   tape_drain();
@@ -612,26 +628,45 @@ static char *tape_utoa(char *p, uint64_t v)
   return p;
 }
 
-/* Expand the output template into out: %p = pid; descendants get ".pid". */
+/*
+** Which tape a process writes. The process that heaptape (or LD_PRELOAD)
+** started is the traced process, marked by _HEAPTAPE_PID: it records, and
+** goes on recording through its own execs, each image onto a tape of its
+** own (a shim that execs the real interpreter, `env X=1 prog`: the tape
+** must cover the program meant). A forked child records with follow_fork
+** and then is a traced process itself; a program exec'd by a child that is
+** not recorded records only with follow_exec. Whatever is not recorded is
+** told to `heaptape record` on the report descriptor, so that it can say so.
+*/
+enum { TAPE_FIRST, TAPE_CHILD, TAPE_AGAIN };   /* how a tape is named */
+
+/* Expand the output template into out: %p = pid, %e = program name; a
+** forked child's tape gets ".pid" and a new image's ".prog" if the template
+** does not name them; dup > 0 appends "-dup". */
 static void tape_path(char *out, size_t cap, const char *tmpl, const char *prog,
-                      int descendant, unsigned dup)
+                      int how, unsigned dup)
 {
-  char *p = out, *end = out + cap - 48;
-  int had_pid = 0;
-  if (!*tmpl) {
-    const char *d = "heaptape.";
-    while (*d) *p++ = *d++;
-    while (*prog && p < end) *p++ = *prog++;
-    *p++ = '.';
-    p = tape_utoa(p, ht_g.pid);
-    for (d = ".tape"; *d; ) *p++ = *d++;
-    had_pid = 1;
-  }
+  char *p = out, *end = out + cap - 64;
+  int had_pid = 0, had_prog = 0;
+  if (!*tmpl) tmpl = "heaptape.%e.%p.tape";
   for (; *tmpl && p < end; tmpl++) {
     if (tmpl[0] == '%' && tmpl[1] == 'p') { p = tape_utoa(p, ht_g.pid); tmpl++; had_pid = 1; }
-    else *p++ = *tmpl;
+    else if (tmpl[0] == '%' && tmpl[1] == 'e') {
+      for (const char *q = prog; *q && p < end; ) *p++ = *q++;
+      tmpl++;
+      had_prog = 1;
+    } else *p++ = *tmpl;
   }
-  if (descendant && !had_pid) { *p++ = '.'; p = tape_utoa(p, ht_g.pid); }
+  *p = 0;
+  if (how == TAPE_CHILD && !had_pid) { *p++ = '.'; p = tape_utoa(p, ht_g.pid); }
+  if (how == TAPE_AGAIN && !had_prog) {   /* before a ".tape" extension */
+    size_t n = (size_t)(p - out), m = strnlen(prog, 200);
+    char *ext = n >= 5 && !strcmp(p - 5, ".tape") ? p - 5 : p;
+    memmove(ext + 1 + m, ext, (size_t)(p - ext));
+    ext[0] = '.';
+    memcpy(ext + 1, prog, m);
+    p += 1 + m;
+  }
   if (dup) { *p++ = '-'; p = tape_utoa(p, dup); }
   *p = 0;
 }
@@ -661,24 +696,84 @@ static void tape_unpreload(void)
   }
 }
 
-/* Start from the environment (preload constructor, or a following fork child). */
-int ht_tape_start_env(int child)
+/* -- The report descriptor ------------------------------------------------------ */
+/* `heaptape record` passes HEAPTAPE_REPORT=fd:dev:ino, a file opened with
+** O_APPEND; each process appends one line per tape it starts ("tape PID
+** PROG<TAB>PATH") and one per process it does not record ("child PID
+** PROG"). Written only while the descriptor is still that file. */
+
+/* Append line (up to its NUL) to the report file, if there is one. */
+static void tape_report(const char *line)
+{
+  const char *s = ht_getenv("HEAPTAPE_REPORT");
+  if (!s || !*s) return;
+  char *e;
+  long fd = strtol(s, &e, 10);
+  if (*e++ != ':') return;
+  unsigned long long dev = strtoull(e, &e, 10);
+  if (*e++ != ':') return;
+  unsigned long long ino = strtoull(e, &e, 10);
+  struct stat st;
+  if (fd < 0 || fstat((int)fd, &st) || st.st_dev != dev || st.st_ino != ino) return;
+  ssize_t w = write((int)fd, line, strlen(line));
+  (void)w;
+}
+
+/* Report a process that is not recorded. */
+static void tape_report_child(const char *prog)
+{
+  char line[256] = "child ", *p = tape_utoa(line + 6, (uint64_t)getpid());
+  *p++ = ' ';
+  size_t m = strnlen(prog, 200);
+  memcpy(p, prog, m);
+  p[m] = '\n';
+  p[m + 1] = 0;
+  tape_report(line);
+}
+
+/* Mark the calling process as traced: _HEAPTAPE_PID=<its pid>, which its
+** exec'd images inherit. In place when `heaptape record` reserved the room
+** (20 digits): no allocation, and a program that copies its environment
+** before main (bash) copies the mark; else through libc's own setenv. */
+static void tape_mark_traced(void)
+{
+  extern char **environ;
+  char pid[24];
+  *tape_utoa(pid, (uint64_t)getpid()) = 0;
+  for (char **e = environ; e && *e; e++)
+    if (!strncmp(*e, "_HEAPTAPE_PID=", 14) && strlen(*e + 14) >= 20) {
+      memset(*e + 14, 0, strlen(*e + 14));
+      memcpy(*e + 14, pid, strlen(pid));
+      return;
+    }
+  int (*set)(const char *, const char *, int) =
+      (int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
+  if (set) set("_HEAPTAPE_PID", pid, 1);
+}
+
+/* The name of this process's program. */
+static const char *tape_prog(char *exe, size_t cap)
+{
+  ssize_t n = readlink("/proc/self/exe", exe, cap - 1);
+  exe[n > 0 ? n : 0] = 0;
+  const char *prog = strrchr(exe, '/');
+  return prog ? prog + 1 : exe;
+}
+
+/* Start from the environment: the preloaded image (first, or exec'd, or
+** after a failed exec: again), or a following fork child. */
+static int tape_start_env(int how)
 {
   ht_guard++;
   ht_options_load();
-  char exe[4096], path[4096 + 64];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  exe[n > 0 ? n : 0] = 0;
-  const char *prog = strrchr(exe, '/');
-  prog = prog ? prog + 1 : exe;
-  int descendant = child || getenv("_HEAPTAPE_STARTED") != NULL;
-  if (!ht_opt.follow_exec) tape_unpreload();
-  else if (!descendant) setenv("_HEAPTAPE_STARTED", "1", 1);
+  char exe[4096], path[4096 + 320];
+  const char *prog = tape_prog(exe, sizeof(exe));
   ht_g.pid = (uint32_t)getpid();
+  tape_mark_traced();                   /* this process goes on recording through exec */
   int fd = -1;
   for (unsigned dup = 0; fd < 0 && dup < 100; dup++) {
-    tape_path(path, sizeof(path), ht_opt.output, prog, descendant, dup);
-    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (descendant ? O_EXCL : O_TRUNC), 0644);
+    tape_path(path, sizeof(path), ht_opt.output, prog, how, dup);
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (how == TAPE_FIRST ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) {
@@ -687,6 +782,15 @@ int ht_tape_start_env(int child)
     return HEAPTAPE_E_IO;
   }
   tape_fd_adopt(fd, path);
+  char line[4096 + 512] = "tape ", *p = tape_utoa(line + 5, ht_g.pid);
+  *p++ = ' ';
+  size_t m = strnlen(prog, 200), k = strnlen(tape.path, sizeof(tape.path));
+  memcpy(p, prog, m); p += m;
+  *p++ = '\t';
+  memcpy(p, tape.path, k); p += k;
+  *p++ = '\n';
+  *p = 0;
+  tape_report(line);
   static char argv[65536];
   int afd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   ssize_t alen = 0, r;
@@ -707,6 +811,20 @@ int ht_tape_start_env(int child)
   else tape.mode = TAPE_ENV;
   ht_guard--;
   return rc;
+}
+
+/* The preloaded image starts: it is the traced process (first, or after
+** its exec), or a program a child exec'd, recorded only with follow_exec. */
+static void tape_start_image(void)
+{
+  ht_options_load();
+  const char *t = ht_getenv("_HEAPTAPE_PID");
+  if (!t || !strtoul(t, NULL, 10)) { tape_start_env(TAPE_FIRST); return; }
+  if (strtoul(t, NULL, 10) == (unsigned long)getpid()) { tape_start_env(TAPE_AGAIN); return; }
+  if (ht_opt.follow_exec) { tape_start_env(TAPE_CHILD); return; }
+  char exe[4096];
+  tape_report_child(tape_prog(exe, sizeof(exe)));
+  tape_unpreload();                     /* nor its own children */
 }
 
 /* -- Fork and process lifetime ------------------------------------------------- */
@@ -740,7 +858,11 @@ void ht_tape_atfork_child(void)
   ht_guard--;
   if (was && mode == TAPE_ENV && ht_opt.follow_fork) {
     ht_record_fences();                 /* membarrier registration is per process */
-    ht_tape_start_env(1);
+    tape_start_env(TAPE_CHILD);
+  } else if (was && mode == TAPE_ENV) {
+    char exe[4096];
+    tape_report_child(tape_prog(exe, sizeof(exe)));
+    if (!ht_opt.follow_exec) tape_unpreload();  /* what it execs is not recorded */
   }
 }
 
@@ -767,28 +889,65 @@ static void tape_quick_exit(void)
     ht_tape_stop(atomic_load(&tape_status), 1);
 }
 
-/* Before an exec replaces the image: drain every thread, write the trailer
-** (no status: the program goes on as another image). Not in a vfork child. */
+/*
+** exec: the image may be replaced, or the call may fail (a shell tries every
+** directory of PATH in turn). So before it the tape is completed as at a
+** stop, without stopping anything: the writer thread is paused, every
+** thread's buffer taken (threads go on recording into fresh ones), and the
+** trailer written (no status: the program goes on as another image). If
+** the exec fails, the trailer is cut off again and the same tape goes on,
+** with the events made meanwhile; if it succeeds, close-on-exec closes it.
+** Not in a vfork child (its pid differs).
+*/
 int ht_record_exec(void)
 {
-  if (!atomic_load(&tape.active) || tape.mode != TAPE_ENV ||
+  if (!atomic_load(&tape.active) || tape.mode != TAPE_ENV || tape.exec_pending ||
       (uint32_t)syscall(SYS_getpid) != ht_g.pid)
     return 0;
-  ht_tape_stop(UINT64_MAX, 1);
+  ht_guard++;
+  int e = errno;
+  tape_writer_pause();
+  uint64_t end = ht_clock_ns(CLOCK_MONOTONIC) + TAPE_STOP_WAIT_NS;
+  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
+    for (int i = 0; !ht_record_steal(t, 0) && !ht_record_held_here(t); i++) {
+      if (i >= 64 && ht_clock_ns(CLOCK_MONOTONIC) > end) break;  /* (its events may go) */
+      __builtin_ia32_pause();
+    }
+  tape_drain();
+  tape_rss();
+  if (ht_maps_changed()) ht_maps_scan(&tape.own);
+  tape_own_flush(&tape.own, NULL);
+  tape.exec_off = tape.off;
+  tape.exec_packets = ht_writer_packets(tape.w);
+  tape.exec_bytes = ht_writer_bytes(tape.w);
+  HtTrailer tr = { tape.events, atomic_load(&ht_g.lost), tape_tick(), UINT64_MAX };
+  ht_writer_trailer(tape.w, &tr);
+  tape.exec_pending = 1;
+  errno = e;
+  ht_guard--;
   return 1;
 }
 
-/* The exec failed and the image goes on: record into a new tape
-** (<output>.<pid>, as a descendant would). */
+/* The exec failed and the image goes on: the same tape, its trailer cut off. */
 void ht_record_exec_failed(void)
 {
-  if (!atomic_load(&tape.active)) ht_tape_start_env(1);
+  if (!tape.exec_pending) return;
+  ht_guard++;
+  int e = errno;
+  tape.exec_pending = 0;
+  if (tape_fd_owned() && tape.seekable && !ftruncate(tape.fd, (off_t)tape.exec_off)) {
+    tape.off = tape.exec_off;
+    ht_writer_resume(tape.w, tape.exec_packets, tape.exec_bytes);
+  }                                     /* (else the tape ends at that trailer) */
+  tape_writer_start();
+  errno = e;
+  ht_guard--;
 }
 
 /* Is the library preloaded (as opposed to linked by a program or module)? */
 static int tape_preloaded(void)
 {
-  const char *pre = getenv("LD_PRELOAD");
+  const char *pre = ht_getenv("LD_PRELOAD");
   return pre && strstr(pre, "libheaptape") != NULL;
 }
 
@@ -812,7 +971,7 @@ static void tape_setup(void)
   pthread_atfork(ht_tape_atfork_prepare, ht_tape_atfork_parent, ht_tape_atfork_child);
   if (tape_preloaded()) {              /* (a library that may be unloaded registers nothing) */
     at_quick_exit(tape_quick_exit);
-    ht_tape_start_env(0);
+    tape_start_image();
   }
   atomic_store(&ht_g.setup, 2);
   ht_guard--;

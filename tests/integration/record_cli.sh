@@ -141,8 +141,8 @@ mkdir "$tmp/ff"
 (cd "$tmp/ff" && touch -d @0 x.1.tape && "$HEAPTAPE" record --follow-fork --follow-exec -o 'x.%p.tape' \
   -- sh -c "$CHAIN; $CHAIN" >/dev/null 2>"$tmp/err"); rc=$?
 n=$(ls "$tmp/ff" | wc -l)
-if [ "$rc" = 0 ] && [ "$n" = 4 ] && [ "$(wc -l <"$tmp/err")" = 2 ] &&
-   grep -q '2 more tapes from followed processes' "$tmp/err"; then
+if [ "$rc" = 0 ] && [ "$n" = 4 ] && [ "$(wc -l <"$tmp/err")" = 3 ] &&
+   [ "$(grep -c 'sym_chain (pid [0-9]*, tape [23] of 3)' "$tmp/err")" = 2 ]; then
   ok follow_tapes
 else
   bad follow_tapes "exit $rc, $n files: $(cat "$tmp/err")"
