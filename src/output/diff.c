@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "svgplot.h"
 
 /* -- Figures -------------------------------------------------------------- */
 
@@ -190,25 +191,12 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
 
 /* -- HTML ----------------------------------------------------------------- */
 
-/* Text with HTML's special characters escaped. */
-static void html_text(FILE *f, const char *s)
-{
-  for (; s && *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
-    }
-  }
-}
 
 /* A change in a table cell, coloured by its sign. */
 static void html_change(FILE *f, const char *text, int64_t v)
 {
   fprintf(f, "<td class=\"%s\">", v > 0 ? "up" : v < 0 ? "down" : "");
-  html_text(f, text);
+  ht_svg_text(f, text);
   fputs("</td>", f);
 }
 
@@ -222,14 +210,14 @@ void ht_diff_html(FILE *f, const HtDiff *d, const HtDiffOpts *o)
         "td.loc,th.loc{text-align:left;font-family:monospace}.up{color:#b00}"
         ".down{color:#070}.note{color:#666}</style></head><body>\n", f);
   fputs("<h1>heaptape diff</h1>\n<p>base: <code>", f);
-  html_text(f, o->base_path);
+  ht_svg_text(f, o->base_path);
   fputs("</code><br>new: <code>", f);
-  html_text(f, o->new_path);
+  ht_svg_text(f, o->new_path);
   fputs("</code></p>\n", f);
   for (int i = 0; i < 2; i++)
     if (o->warning[i]) {
       fprintf(f, "<p class=\"note\">warning (%s): ", i ? "new" : "base");
-      html_text(f, o->warning[i]);
+      ht_svg_text(f, o->warning[i]);
       fputs("</p>\n", f);
     }
   fputs("<h2>Summary</h2>\n<table><tr><th class=\"loc\"></th><th>base</th><th>new</th>"
@@ -260,7 +248,7 @@ void ht_diff_html(FILE *f, const HtDiff *d, const HtDiffOpts *o)
     html_change(f, diff_dbytes(b1, sizeof(b1), s->d_peak), s->d_peak);
     html_change(f, diff_dbytes(b1, sizeof(b1), s->d_leaked), s->d_leaked);
     fprintf(f, "<td>%s</td><td class=\"loc\">", diff_side(s->side));
-    html_text(f, s->name);
+    ht_svg_text(f, s->name);
     fputs("</td></tr>\n", f);
   }
   fputs("</table>\n</body></html>\n", f);
