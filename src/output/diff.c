@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "report.h"
 #include "svgplot.h"
 
 /* -- Figures -------------------------------------------------------------- */
@@ -117,19 +118,6 @@ void ht_diff_text(FILE *f, const HtDiff *d, const HtDiffOpts *o)
 
 /* -- JSON ----------------------------------------------------------------- */
 
-/* A JSON string literal (NULL prints null). */
-static void json_str(FILE *f, const char *s)
-{
-  if (!s) { fputs("null", f); return; }
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 /* A model's summary as a JSON object. */
 static void json_summary(FILE *f, const HtModel *m)
 {
@@ -154,9 +142,9 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
 {
   static const char *const keys[] = {"bytes", "calls", "peak", "leaked"};
   fprintf(f, "{\n  \"base\": ");
-  json_str(f, o->base_path);
+  ht_report_json_str(f, o->base_path);
   fprintf(f, ",\n  \"new\": ");
-  json_str(f, o->new_path);
+  ht_report_json_str(f, o->new_path);
   fprintf(f, ",\n  \"sort\": \"%s\",\n  \"summary\": {\"base\": ", keys[d->key]);
   json_summary(f, d->base);
   fprintf(f, ",\n    \"new\": ");
@@ -173,7 +161,7 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
   for (uint32_t i = 0; i < shown; i++) {
     const HtDiffSite *s = &d->site[i];
     fputs(i ? ",\n    {\"location\": " : "\n    {\"location\": ", f);
-    json_str(f, s->name);
+    ht_report_json_str(f, s->name);
     fprintf(f, ", \"side\": \"%s\", \"base\": ", diff_side(s->side));
     json_fig(f, s->base);
     fprintf(f, ", \"new\": ");
@@ -183,9 +171,9 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
             s->d_allocs, s->d_bytes, s->d_peak, s->d_leaked, s->d_leaked_n);
   }
   fprintf(f, "%s],\n  \"warnings\": [", shown ? "\n  " : "");
-  json_str(f, o->warning[0]);
+  ht_report_json_str(f, o->warning[0]);
   fprintf(f, ", ");
-  json_str(f, o->warning[1]);
+  ht_report_json_str(f, o->warning[1]);
   fprintf(f, "]\n}\n");
 }
 

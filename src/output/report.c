@@ -466,7 +466,7 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
 /* -- JSON ----------------------------------------------------------------- */
 
 /* A JSON string literal (NULL prints null). */
-static void json_str(FILE *f, const char *s)
+void ht_report_json_str(FILE *f, const char *s)
 {
   if (!s) { fputs("null", f); return; }
   fputc('"', f);
@@ -501,15 +501,15 @@ static void json_frames(FILE *f, const HtModel *m, uint32_t stack, unsigned dept
     char name[1024];
     ht_frames_format(&lv[i], name, sizeof(name));
     fprintf(f, "%s{\"name\": ", i ? ", " : "");
-    json_str(f, name);
+    ht_report_json_str(f, name);
     if (lv[i].is_loc) fprintf(f, ", \"location_id\": %" PRIu64, lv[i].ip);
     else fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"", lv[i].ip);
     fprintf(f, ", \"function\": ");
-    json_str(f, lv[i].func);
+    ht_report_json_str(f, lv[i].func);
     fprintf(f, ", \"file\": ");
-    json_str(f, lv[i].file);
+    ht_report_json_str(f, lv[i].file);
     fprintf(f, ", \"line\": %" PRIu64 ", \"module\": ", lv[i].line);
-    json_str(f, lv[i].module);
+    ht_report_json_str(f, lv[i].module);
     fprintf(f, ", \"inlined\": %s}", lv[i].inlined ? "true" : "false");
   }
   fprintf(f, "], \"more_frames\": %zu", total - shown);
@@ -524,7 +524,7 @@ static void json_site(FILE *f, const Rows *w, uint32_t row, SiteKey k, unsigned 
   uint32_t *v, n = report_row_sites(w, row, k, &v);
   uint64_t whole = report_key(rows_fig(w, row), k);
   fprintf(f, "{\"location\": ");
-  json_str(f, rows_name(w, row));
+  ht_report_json_str(f, rows_name(w, row));
   fprintf(f, ", ");
   json_fig(f, rows_fig(w, row));
   fprintf(f, ", ");
@@ -555,11 +555,11 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   char prog[512];
   report_program(h, prog, sizeof(prog));
   fprintf(f, "{\n  \"tape\": ");
-  json_str(f, o->path);
+  ht_report_json_str(f, o->path);
   fprintf(f, ",\n  \"program\": ");
-  json_str(f, prog);
+  ht_report_json_str(f, prog);
   fprintf(f, ",\n  \"pid\": %" PRIu32 ",\n  \"frontend\": ", h->pid);
-  json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native");
+  ht_report_json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native");
   fprintf(f, ",\n  \"sampling_interval\": %" PRIu64 ",\n", h->sample);
   Rows w;
   if (rows_init(&w, m, o->by_stack)) { fprintf(f, "null\n"); return; }
@@ -598,7 +598,7 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, "], \"rss\": [");
   for (uint32_t i = 0; i < t->n; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", t->rss[i]);
   fprintf(f, "]},\n  \"warning\": ");
-  json_str(f, o->warning);
+  ht_report_json_str(f, o->warning);
   fprintf(f, "\n}\n");
   rows_free(&w);
 }
