@@ -27,7 +27,9 @@ BASEFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra -fvisibility=hidden -
 LDLIBS_FORMAT = -lzstd -lz -lpthread
 B = build
 
-BASE_SRC    = $(wildcard src/base/*.c)
+# src/base/ files that print (stdio) serve the tools only: never in libheaptape.so.
+BASE_TOOL_SRC = src/base/escape.c src/base/msg.c
+BASE_SRC    = $(filter-out $(BASE_TOOL_SRC),$(wildcard src/base/*.c))
 WRITER_SRC  = src/format/stream.c src/format/writer.c
 READER_SRC  = src/format/reader.c
 RECORD_SRC  = $(wildcard src/record/*.c)
@@ -38,7 +40,7 @@ CLI_SRC     = $(wildcard cli/*.c)
 HEADERS     = $(wildcard include/*.h src/*/*.h)
 
 CORE_SRC = $(BASE_SRC) $(WRITER_SRC) $(READER_SRC)
-TOOL_SRC = $(CORE_SRC) $(ANALYZE_SRC) $(OUTPUT_SRC) $(REPLAY_SRC)
+TOOL_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(ANALYZE_SRC) $(OUTPUT_SRC) $(REPLAY_SRC)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
@@ -93,10 +95,10 @@ LUA_MODFLAGS = -shared -fPIC -Wl,-rpath,'$$ORIGIN/../..' -L$(B) -lheaptape -lpth
 LUA_CDIR_54 ?= /usr/local/lib/lua/5.4
 LUA_CDIR_JIT ?= /usr/local/lib/lua/5.1
 all: $(LUA_MODS)
-$(B)/lua/5.4/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h $(B)/libheaptape.so
+$(B)/lua/5.4/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h src/base/hash.h $(B)/libheaptape.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -I/usr/include/lua5.4 -o $@ $< $(LUA_MODFLAGS)
-$(B)/lua/jit/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h $(B)/libheaptape.so
+$(B)/lua/jit/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h src/base/hash.h $(B)/libheaptape.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -DLH_JIT -I/usr/include/luajit-2.1 -o $@ $< $(LUA_MODFLAGS)
 lua-install: $(LUA_MODS)

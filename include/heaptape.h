@@ -68,6 +68,13 @@ struct heaptape_options {
   const char *frontend;       /* tape's frontend name ("lua5.4"), copied; NULL = "native" */
 };
 
+/* A ready-made writer for a file descriptor: set opt->writer to it and
+** opt->arg to (void *)(intptr_t)fd. It writes everything at the
+** descriptor's position, retrying on EINTR and short writes, and returns
+** the bytes written (less than len after an error). The descriptor stays
+** the caller's (close it in on_stop). Async-signal-safe. */
+size_t heaptape_fd_writer(const void *data, size_t len, void *arg);
+
 /* Start recording. The options are copied; opt->arg must stay valid until
 ** on_stop. Returns HEAPTAPE_OK, HEAPTAPE_E_MISUSE (no writer, bad values),
 ** HEAPTAPE_E_RUNNING, HEAPTAPE_E_NOMEM, or HEAPTAPE_E_IO (the header could
