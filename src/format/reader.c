@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "reader.h"
+#include "../base/grow.h"
 #include "../base/map.h"
 #include "../../include/heaptape.h"
 
@@ -121,19 +122,6 @@ struct HtReader {
   uint64_t open_bytes;       /* memory held by open cursors */
   int pass;                  /* passes started (damage is counted in the first) */
 };
-
-/* Grow *arr (of *cap elements of size sz) to hold n; 0 or -1. */
-static int grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-  if (n <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < n) c *= 2;
-  void *p = realloc(*(void **)arr, c * sz);
-  if (!p) return -1;
-  *(void **)arr = p;
-  *cap = c;
-  return 0;
-}
 
 /* Note the first damage: its offset and a description. */
 static void reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
@@ -256,7 +244,7 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
     case HT_D_STR: {
       if (ht_ruleb128(&p, end, &a) || ht_ruleb128(&p, end, &n) ||
           n > (uint64_t)(end - p) || a >= UINT32_MAX) return -1;
-      if (grow(&r->strs, &r->capstrs, r->nstrs + 1, sizeof(char *))) return -1;
+      if (ht_grow(&r->strs, &r->capstrs, r->nstrs + 1, sizeof(char *))) return -1;
       char *s = hdr_str(p, n);
       if (!s) return -1;
       /* A redefined id names the new string from here on; symbols and
@@ -268,8 +256,8 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
     }
     case HT_D_SYM: {
       if (ht_ruleb128(&p, end, &a) || ht_ruleb128(&p, end, &n) || n > 4096) return -1;
-      if (grow(&r->syms, &r->capsyms, r->nsyms + n, sizeof(HtSymbol)) ||
-          grow(&r->symtab, &r->capsymtab, r->nsymtab + 1, sizeof(SymEntry))) return -1;
+      if (ht_grow(&r->syms, &r->capsyms, r->nsyms + n, sizeof(HtSymbol)) ||
+          ht_grow(&r->symtab, &r->capsymtab, r->nsymtab + 1, sizeof(SymEntry))) return -1;
       SymEntry *e = &r->symtab[r->nsymtab];
       e->first = (uint32_t)r->nsyms;
       e->n = (uint32_t)n;
@@ -289,7 +277,7 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
       if (ht_ruleb128(&p, end, &a) || p >= end) return -1;
       unsigned kind = *p++;
       for (int i = 0; i < 4; i++) if (ht_ruleb128(&p, end, &v[i])) return -1;
-      if (grow(&r->locs, &r->caplocs, r->nlocs + 1, sizeof(HtLocation))) return -1;
+      if (ht_grow(&r->locs, &r->caplocs, r->nlocs + 1, sizeof(HtLocation))) return -1;
       HtLocation *l = &r->locs[r->nlocs++];
       l->kind = kind;
       l->name = dict_ref(r, dict, v[0]);
@@ -447,7 +435,7 @@ static int reader_scan(HtReader *r, uint64_t off)
         off += n;
         continue;
       }
-      if (grow(&r->pk, &r->cappk, r->npk + 1, sizeof(PacketRef))) return HEAPTAPE_E_NOMEM;
+      if (ht_grow(&r->pk, &r->cappk, r->npk + 1, sizeof(PacketRef))) return HEAPTAPE_E_NOMEM;
       r->pk[r->npk++] = pr;
       r->st.event_packets++;
       r->st.events += pr.nev;
@@ -507,7 +495,7 @@ static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame)
   }
   size_t cap = r->capnodes;
   if (r->nnodes >= UINT32_MAX - 1 ||
-      grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
+      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
   r->capnodes = (uint32_t)cap;
   uint32_t id = r->nnodes++;
   r->nodes[id].frame = frame;
@@ -531,7 +519,7 @@ static ThreadState *thread_get(HtReader *r, uint32_t pid, uint32_t tid)
 {
   uint64_t key = (uint64_t)pid << 32 | tid, *i = ht_map_get(&r->thmap, key);
   if (i) return r->th[*i - 1];
-  if (grow(&r->th, &r->capth, r->nth + 1, sizeof(ThreadState *))) return NULL;
+  if (ht_grow(&r->th, &r->capth, r->nth + 1, sizeof(ThreadState *))) return NULL;
   ThreadState *t = calloc(1, sizeof(*t));
   if (!t) return NULL;
   t->pid = pid;
@@ -642,7 +630,7 @@ static int cursor_record(HtReader *r, Cursor *c)
         r->id_budget -= more;
       }
       size_t cap = t->caplocal;
-      NEED(!grow(&t->local, &cap, first - 1 + n, sizeof(uint32_t)));
+      NEED(!ht_grow(&t->local, &cap, first - 1 + n, sizeof(uint32_t)));
       t->caplocal = (uint32_t)cap;
       uint32_t g = (uint32_t)stack_global(r, t, parent);
       /* Ids lost with a damaged packet stand for the unknown stack. */
@@ -751,7 +739,7 @@ static int cursor_decode(HtReader *r, Cursor *c)
 static void reader_module(HtReader *r, const HtEvent *ev)
 {
   if (ev->type == HT_EV_UNLOAD) return; /* keep it: stacks may still refer to it */
-  if (grow(&r->mods, &r->capmods, r->nmods + 1, sizeof(Module))) return;
+  if (ht_grow(&r->mods, &r->capmods, r->nmods + 1, sizeof(Module))) return;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (size_t i = 0; i < ev->nseg; i++) {
     uint64_t a = ev->addr + ev->segs[i].vaddr;
@@ -863,7 +851,7 @@ static int reader_activate(HtReader *r)
   c->ev.tid = pk->tid;
   c->left = pk->nev;
   if (!cursor_decode(r, c)) { cursor_free(r, c); return 0; }
-  if (grow(&r->heap, &r->capheap, r->nheap + 1, sizeof(Cursor *))) {
+  if (ht_grow(&r->heap, &r->capheap, r->nheap + 1, sizeof(Cursor *))) {
     cursor_free(r, c);
     return HEAPTAPE_E_NOMEM;
   }

@@ -9,7 +9,8 @@
 #include <zstd.h>
 
 #include "writer.h"
-#include "../base/map.h"
+#include "../base/grow.h"
+#include "../base/strtab.h"
 #include "../../include/heaptape.h"
 
 struct HtWriter {
@@ -104,14 +105,7 @@ void ht_writer_resume(HtWriter *w, uint64_t packets, uint64_t bytes)
 size_t ht_mem_sink(const void *data, size_t len, void *arg)
 {
   HtMemTape *m = arg;
-  if (m->n + len > m->cap) {
-    size_t c = m->cap ? m->cap : 4096;
-    while (c < m->n + len) c *= 2;
-    uint8_t *p = realloc(m->p, c);
-    if (!p) return 0;
-    m->p = p;
-    m->cap = c;
-  }
+  if (ht_grow(&m->p, &m->cap, m->n + len, 1)) return 0;
   memcpy(m->p + m->n, data, len);
   m->n += len;
   return len;
@@ -257,10 +251,7 @@ int ht_writer_trailer(HtWriter *w, const HtTrailer *t)
 struct HtDict {
   uint8_t *buf;              /* pending DICT records */
   size_t len, cap;           /* bytes used, allocated */
-  HtMap strs;                /* string hash -> chain head (id + 1) */
-  char **str;                /* interned strings by id */
-  size_t nstr, capstr;       /* strings, allocated slots */
-  uint64_t *next;            /* hash chain: id -> next id + 1 */
+  HtStrtab strs;             /* strings declared, by id */
   uint32_t id;               /* dictionary id, scope of string ids */
 };
 
@@ -271,7 +262,7 @@ void ht_dict_set_id(HtDict *d, uint32_t id) { d->id = id; }
 HtDict *ht_dict_new(void)
 {
   HtDict *d = calloc(1, sizeof(*d));
-  if (d && ht_map_init(&d->strs, 64)) { free(d); return NULL; }
+  if (d && ht_strtab_init(&d->strs, 64)) { free(d); return NULL; }
   return d;
 }
 
@@ -279,65 +270,38 @@ HtDict *ht_dict_new(void)
 void ht_dict_destroy(HtDict *d)
 {
   if (!d) return;
-  for (size_t i = 0; i < d->nstr; i++) free(d->str[i]);
-  free(d->str); free(d->next); free(d->buf);
-  ht_map_free(&d->strs);
+  ht_strtab_free(&d->strs);
+  free(d->buf);
   free(d);
 }
 
 /* Reserve n bytes at the end of the pending records. */
 static uint8_t *dict_need(HtDict *d, size_t n)
 {
-  if (d->len + n > d->cap) {
-    size_t c = d->cap ? d->cap * 2 : 4096;
-    while (c < d->len + n) c *= 2;
-    uint8_t *b = realloc(d->buf, c);
-    if (!b) return NULL;
-    d->buf = b; d->cap = c;
-  }
+  if (ht_grow(&d->buf, &d->cap, d->len + n, 1)) return NULL;
   return d->buf + d->len;
-}
-
-/* FNV-1a over a string. */
-static uint64_t dict_strhash(const char *s)
-{
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-  return h;
 }
 
 /* Intern a string; returns id + 1, 0 for NULL, -1 when out of memory. */
 int64_t ht_dict_str(HtDict *d, const char *s)
 {
   if (!s) return 0;
-  uint64_t h = dict_strhash(s), *head = ht_map_get(&d->strs, h);
-  for (uint64_t r = head ? *head : 0; r; r = d->next[r - 1])
-    if (!strcmp(d->str[r - 1], s)) return (int64_t)r;
-  if (d->nstr == d->capstr) {
-    size_t c = d->capstr ? d->capstr * 2 : 256;
-    char **ns = realloc(d->str, c * sizeof(*ns));
-    if (!ns) return -1;
-    d->str = ns;
-    uint64_t *nn = realloc(d->next, c * sizeof(*nn));
-    if (!nn) return -1;
-    d->next = nn;
-    d->capstr = c;
-  }
   size_t n = strlen(s);
   if (n > 65536) n = 65536;
-  uint8_t *p = dict_need(d, 1 + 2 * HT_ULEB_MAX + n);
-  char *copy = strdup(s);
-  if (!p || !copy) { free(copy); return -1; }
-  uint64_t id = d->nstr++;
-  d->str[id] = copy;
-  d->next[id] = head ? *head : 0;
-  if (ht_map_put(&d->strs, h, id + 1)) return -1;
-  *p++ = HT_D_STR;
-  p = ht_wuleb128(p, id);
-  p = ht_wuleb128(p, n);
-  p = ht_wmem(p, s, n);
-  d->len = (size_t)(p - d->buf);
-  return (int64_t)id + 1;
+  /* Room for the record first, so that a string is never interned without it. */
+  if (!dict_need(d, 1 + 2 * HT_ULEB_MAX + n)) return -1;
+  int added;
+  int64_t id = ht_strtab_intern(&d->strs, s, &added);
+  if (id < 0) return -1;
+  if (added) {
+    uint8_t *p = d->buf + d->len;
+    *p++ = HT_D_STR;
+    p = ht_wuleb128(p, (uint64_t)id);
+    p = ht_wuleb128(p, n);
+    p = ht_wmem(p, s, n);
+    d->len = (size_t)(p - d->buf);
+  }
+  return id + 1;
 }
 
 /* Declare the symbol of a native address; frames innermost first. */
