@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "debugcache.h"
+#include "../base/fdio.h"
 
 #define DC_MAX_INPUT ((off_t)1 << 30)  /* larger debug files are left alone */
 
@@ -111,12 +112,7 @@ static int dc_copy(int src, int dst)
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return -1;
     if (r == 0) return 0;
-    for (ssize_t w = 0; w < r;) {
-      ssize_t k = write(dst, buf + w, (size_t)(r - w));
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return -1;
-      w += k;
-    }
+    if (ht_fd_write(dst, buf, (size_t)r, -1) != (size_t)r) return -1;
     at += r;
   }
 }

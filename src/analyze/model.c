@@ -6,6 +6,7 @@
 #include "model.h"
 #include "pump.h"
 #include "frames.h"
+#include "../base/grow.h"
 #include "../../include/heaptape.h"
 
 /* One live block. */
@@ -19,53 +20,29 @@ typedef struct Block {
 
 /* -- Growable vectors ----------------------------------------------------- */
 
-/* Make room for one more element in *v (of *cap elements of size sz). */
-static int model_grow(HtModel *m, void **v, uint32_t used, uint32_t *cap, size_t sz)
+/* Make room for one more element of size sz in *v (void ** as void *). */
+static int model_grow(HtModel *m, void *v, uint32_t used, size_t *cap, size_t sz)
 {
-  if (used < *cap) return 0;
-  uint32_t c = *cap ? *cap * 2 : 64;
-  void *nv = realloc(*v, (size_t)c * sz);
-  if (!nv) { m->oom = 1; return -1; }
-  memset((char *)nv + (size_t)*cap * sz, 0, (size_t)(c - *cap) * sz);
-  *v = nv;
-  *cap = c;
-  return 0;
+  if (!ht_grow(v, cap, (size_t)used + 1, sz)) return 0;
+  m->oom = 1;
+  return -1;
 }
 
 /* -- Locations ------------------------------------------------------------ */
 
-/* FNV-1a of a name. */
-static uint64_t model_strhash(const char *s)
-{
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-  return h;
-}
-
 /* Index of the location named `name`, created if new; HT_LOC_NONE on OOM. */
 static uint32_t model_loc_named(HtModel *m, const char *name, uint64_t frame)
 {
-  uint64_t h = model_strhash(name), *head = ht_map_get(&m->loc_of_name, h);
-  for (uint32_t i = head ? (uint32_t)*head : 0; i; i = m->loc_chain[i - 1])
-    if (!strcmp(m->loc[i - 1].name, name)) return i - 1;
-  uint32_t c = m->cloc;
-  if (model_grow(m, (void **)&m->loc, m->nloc, &m->cloc, sizeof(HtLoc)))
-    return HT_LOC_NONE;
-  if (c != m->cloc) {
-    uint32_t *nc = realloc(m->loc_chain, m->cloc * sizeof(uint32_t));
-    if (!nc) { m->oom = 1; return HT_LOC_NONE; }
-    m->loc_chain = nc;
-  }
-  char *copy = strdup(name);
-  if (!copy) { m->oom = 1; return HT_LOC_NONE; }
-  uint32_t id = m->nloc++;
-  HtLoc *l = &m->loc[id];
+  int added;
+  int64_t id = ht_strtab_intern(&m->loc_name, name, &added);
+  if (id < 0) { m->oom = 1; return HT_LOC_NONE; }
+  if (!added) return (uint32_t)id;
+  if (model_grow(m, &m->loc, m->nloc, &m->cloc, sizeof(HtLoc))) return HT_LOC_NONE;
+  HtLoc *l = &m->loc[m->nloc++];
   memset(l, 0, sizeof(*l));
-  l->name = copy;
+  l->name = m->loc_name.str[id];
   l->frame = frame;
-  m->loc_chain[id] = head ? (uint32_t)*head : 0;
-  if (ht_map_put(&m->loc_of_name, h, id + 1)) m->oom = 1;
-  return id;
+  return (uint32_t)id;
 }
 
 /* Location of a stack: its site key (ht_frames_site_name), the name of its
@@ -89,14 +66,8 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
   HtLoc *l = &m->loc[loc];
   uint32_t **v = dealloc ? &l->d_over : &l->r_over;
   uint32_t *n = dealloc ? &l->nd_over : &l->nr_over;
-  uint32_t *c = dealloc ? &l->cd_over : &l->cr_over;
-  if (*n == *c) {
-    uint32_t nc = *c ? *c * 2 : 4;
-    uint32_t *nv = realloc(*v, nc * sizeof(uint32_t));
-    if (!nv) { m->oom = 1; return; }
-    *v = nv;
-    *c = nc;
-  }
+  size_t *c = dealloc ? &l->cd_over : &l->cr_over;
+  if (model_grow(m, v, *n, c, sizeof(uint32_t))) return;
   (*v)[(*n)++] = over;
 }
 
@@ -118,7 +89,7 @@ static uint32_t model_site(HtModel *m, const HtEvent *ev)
   }
   uint32_t loc = model_loc_of_stack(m, stack);
   if (loc == HT_LOC_NONE) return UINT32_MAX;
-  if (model_grow(m, (void **)&m->site, m->nsite, &m->csite, sizeof(HtSite)))
+  if (model_grow(m, &m->site, m->nsite, &m->csite, sizeof(HtSite)))
     return UINT32_MAX;
   uint32_t id = m->nsite++;
   HtSite *s = &m->site[id];
@@ -137,7 +108,7 @@ static uint32_t model_thread(HtModel *m, uint32_t tid)
 {
   uint64_t *v = ht_map_get(&m->th_of, tid);
   if (v) return (uint32_t)*v;
-  if (model_grow(m, (void **)&m->th, m->nth, &m->cth, sizeof(HtThread)))
+  if (model_grow(m, &m->th, m->nth, &m->cth, sizeof(HtThread)))
     return UINT32_MAX;
   uint32_t id = m->nth++;
   memset(&m->th[id], 0, sizeof(HtThread));
@@ -359,7 +330,7 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
   ht_live_init(&m->live, sizeof(Block));
-  if (ht_map_init(&m->site_of, 1024) || ht_map_init(&m->loc_of_name, 256) ||
+  if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
       ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);
     return HEAPTAPE_E_NOMEM;
@@ -371,13 +342,12 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
 void ht_model_free(HtModel *m)
 {
   for (uint32_t i = 0; i < m->nloc; i++) {
-    free(m->loc[i].name);
     free(m->loc[i].r_over);
     free(m->loc[i].d_over);
   }
-  free(m->loc); free(m->loc_chain); free(m->site); free(m->th);
+  free(m->loc); ht_strtab_free(&m->loc_name); free(m->site); free(m->th);
   ht_map_free(&m->site_of);
-  ht_map_free(&m->loc_of_name); ht_map_free(&m->over_seen);
+  ht_map_free(&m->over_seen);
   ht_live_free(&m->live); ht_map_free(&m->th_of);
   memset(m, 0, sizeof(*m));
 }

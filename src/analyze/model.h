@@ -5,6 +5,7 @@
 
 #include "../base/livetab.h"
 #include "../base/map.h"
+#include "../base/strtab.h"
 #include "../format/reader.h"
 #include "timeline.h"
 
@@ -64,16 +65,18 @@ typedef struct HtSite {
 /* One location: the innermost meaningful frame, by display name. Carries
 ** the figures of the memprof layout besides the sum of its sites. */
 typedef struct HtLoc {
-  char *name;                /* display name (owned) */
+  const char *name;          /* display name (in the model's loc_name table) */
   uint64_t frame;            /* frame value of the first frame seen with it */
   HtFig f;                   /* sum over its sites (after ht_model_finish) */
   uint64_t a_n, a_plus;      /* memprof ALLOCATIONS: events, bytes */
   uint64_t r_n, r_plus, r_minus; /* REALLOCATIONS here: events, new, old bytes */
   uint64_t d_n, d_minus;     /* DEALLOCATIONS of blocks from here: events, bytes */
   uint32_t *r_over;          /* locations of blocks that reallocs here replaced */
-  uint32_t nr_over, cr_over; /* used, allocated */
+  uint32_t nr_over;          /* used */
+  size_t cr_over;            /* allocated */
   uint32_t *d_over;          /* locations of blocks freed (see report_memprof.c) */
-  uint32_t nd_over, cd_over; /* used, allocated */
+  uint32_t nd_over;          /* used */
+  size_t cd_over;            /* allocated */
   uint64_t scratch;          /* free for outputs (snapshots, sorting) */
 } HtLoc;
 
@@ -120,16 +123,18 @@ struct HtModel {
   HtReader *r;               /* the tape (not owned) */
   HtModelOpts o;             /* options */
   HtSite *site;              /* sites by index */
-  uint32_t nsite, csite;     /* used, allocated */
+  uint32_t nsite;            /* used */
+  size_t csite;              /* allocated */
   HtMap site_of;             /* stack id -> site index */
   HtLoc *loc;                /* locations by index */
-  uint32_t nloc, cloc;       /* used, allocated */
-  HtMap loc_of_name;         /* name hash -> location index + 1 (chained) */
-  uint32_t *loc_chain;       /* next location with the same name hash, + 1 */
+  uint32_t nloc;             /* used */
+  size_t cloc;               /* allocated */
+  HtStrtab loc_name;         /* location names: id = location index */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */
   HtLive live;               /* live blocks by address */
   HtThread *th;              /* threads */
-  uint32_t nth, cth;         /* used, allocated */
+  uint32_t nth;              /* used */
+  size_t cth;                /* allocated */
   HtMap th_of;               /* tid -> thread index */
   HtTimeline tl;             /* heap and RSS over time */
   /* Totals. */

@@ -17,8 +17,11 @@
 #include "symbolize.h"
 #include "debugcache.h"
 #include "pump.h"
+#include "../base/fdio.h"
+#include "../base/grow.h"
 #include "../base/livetab.h"
 #include "../base/map.h"
+#include "../base/msg.h"
 #include "../format/reader.h"
 #include "../format/writer.h"
 #include "../../include/heaptape.h"
@@ -81,9 +84,7 @@ static void sym_warn(const HtSymbolizer *s, const char *fmt, ...)
   if (s->flags & HT_SYM_QUIET) return;
   va_list ap;
   va_start(ap, fmt);
-  fputs("heaptape: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  ht_vmsg(fmt, ap);
   va_end(ap);
 }
 
@@ -261,13 +262,7 @@ int ht_symbolizer_module(HtSymbolizer *s, const char *path, uint64_t base,
                          const uint8_t *build_id, size_t bid_len,
                          const HtSegment *segs, size_t nseg)
 {
-  if (s->nmods == s->capmods) {
-    size_t c = s->capmods ? 2 * s->capmods : 32;
-    SymModule *nm = realloc(s->mods, c * sizeof(*nm));
-    if (!nm) return -1;
-    s->mods = nm;
-    s->capmods = c;
-  }
+  if (ht_grow(&s->mods, &s->capmods, s->nmods + 1, sizeof(SymModule))) return -1;
   SymModule *m = &s->mods[s->nmods];
   memset(m, 0, sizeof(*m));
   m->path = strdup(path);
@@ -522,16 +517,7 @@ size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out, size_t 
 /* Sink that appends to a file descriptor. */
 static size_t sym_sink(const void *data, size_t len, void *arg)
 {
-  int fd = *(int *)arg;
-  const char *p = data;
-  size_t done = 0;
-  while (done < len) {
-    ssize_t w = write(fd, p + done, len - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    done += (size_t)w;
-  }
-  return done;
+  return ht_fd_write(*(int *)arg, data, len, -1);
 }
 
 /* Set HT_F_SYMBOLIZED in the header and fix its checksum (best effort). */
