@@ -12,7 +12,7 @@
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
 #include "../src/base/map.h"
-#include "../src/output/flame.h"  /* ht_flame_json_str */
+#include "../src/base/escape.h"
 
 static const char stats_usage[] =
   "usage: heaptape stats [--json] FILE\n"
@@ -146,12 +146,6 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
              " records of RSS, modules and loss)\n", m->th[i].tid, m->th[i].events);
 }
 
-/* s as a JSON string, or null. */
-static void stats_json_str(const char *s)
-{
-  if (s) ht_flame_json_str(stdout, s);
-  else fputs("null", stdout);
-}
 
 /* Print the figures of an analysed tape as one JSON object. */
 static void stats_json(const char *path, HtReader *r, const HtModel *m, const char *warning)
@@ -162,11 +156,11 @@ static void stats_json(const char *path, HtReader *r, const HtModel *m, const ch
   int oom = stats_symbols(r, &addrs, &missing);
   int sym = (h->flags & HT_F_SYMBOLIZED) && (oom || !missing);
   printf("{\"tape\": ");
-  stats_json_str(path);
+  ht_json_str(stdout, path, HT_JSON_SCRIPT);
   printf(", \"version\": %" PRIu32 ", \"executable\": ", h->version);
-  stats_json_str(h->exe);
+  ht_json_str(stdout, h->exe, HT_JSON_SCRIPT);
   printf(", \"pid\": %" PRIu32 ", \"frontend\": ", h->pid);
-  stats_json_str(h->frontend && h->frontend[0] ? h->frontend : "native");
+  ht_json_str(stdout, h->frontend && h->frontend[0] ? h->frontend : "native", HT_JSON_SCRIPT);
   printf(",\n \"duration_ns\": %" PRIu64 ", \"sampling_interval\": %" PRIu64
          ", \"symbolised\": %s, \"addresses\": %" PRIu64 ", \"symbols_missing\": %" PRIu64
          ",\n", m->duration, h->sample, sym ? "true" : "false", addrs, missing);
@@ -202,7 +196,7 @@ static void stats_json(const char *path, HtReader *r, const HtModel *m, const ch
     const HtThread *t = &m->th[i];
     if (stats_is_recorder(t)) continue;
     printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", sep, t->tid);
-    stats_json_str(t->name[0] ? t->name : NULL);
+    ht_json_str(stdout, t->name[0] ? t->name : NULL, HT_JSON_SCRIPT);
     printf(", \"events\": %" PRIu64 ", \"allocs\": %" PRIu64 ", \"bytes\": %" PRIu64
            ", \"frees\": %" PRIu64 "}", t->events, t->allocs, t->bytes, t->frees);
     sep = ",";
@@ -216,7 +210,7 @@ static void stats_json(const char *path, HtReader *r, const HtModel *m, const ch
       sep = ", ";
     }
   printf("],\n \"warning\": ");
-  stats_json_str(warning);
+  ht_json_str(stdout, warning, HT_JSON_SCRIPT);
   printf("}\n");
 }
 

@@ -7,6 +7,7 @@
 #include "diff.h"
 #include "report.h"
 #include "svgplot.h"
+#include "../base/escape.h"
 
 /* -- Figures -------------------------------------------------------------- */
 
@@ -142,9 +143,9 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
 {
   static const char *const keys[] = {"bytes", "calls", "peak", "leaked"};
   fprintf(f, "{\n  \"base\": ");
-  ht_report_json_str(f, o->base_path);
+  ht_json_str(f, o->base_path, 0);
   fprintf(f, ",\n  \"new\": ");
-  ht_report_json_str(f, o->new_path);
+  ht_json_str(f, o->new_path, 0);
   fprintf(f, ",\n  \"sort\": \"%s\",\n  \"summary\": {\"base\": ", keys[d->key]);
   json_summary(f, d->base);
   fprintf(f, ",\n    \"new\": ");
@@ -161,7 +162,7 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
   for (uint32_t i = 0; i < shown; i++) {
     const HtDiffSite *s = &d->site[i];
     fputs(i ? ",\n    {\"location\": " : "\n    {\"location\": ", f);
-    ht_report_json_str(f, s->name);
+    ht_json_str(f, s->name, 0);
     fprintf(f, ", \"side\": \"%s\", \"base\": ", diff_side(s->side));
     json_fig(f, s->base);
     fprintf(f, ", \"new\": ");
@@ -171,9 +172,9 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
             s->d_allocs, s->d_bytes, s->d_peak, s->d_leaked, s->d_leaked_n);
   }
   fprintf(f, "%s],\n  \"warnings\": [", shown ? "\n  " : "");
-  ht_report_json_str(f, o->warning[0]);
+  ht_json_str(f, o->warning[0], 0);
   fprintf(f, ", ");
-  ht_report_json_str(f, o->warning[1]);
+  ht_json_str(f, o->warning[1], 0);
   fprintf(f, "]\n}\n");
 }
 
@@ -184,7 +185,7 @@ void ht_diff_json(FILE *f, const HtDiff *d, const HtDiffOpts *o)
 static void html_change(FILE *f, const char *text, int64_t v)
 {
   fprintf(f, "<td class=\"%s\">", v > 0 ? "up" : v < 0 ? "down" : "");
-  ht_svg_text(f, text);
+  ht_xml_text(f, text);
   fputs("</td>", f);
 }
 
@@ -198,14 +199,14 @@ void ht_diff_html(FILE *f, const HtDiff *d, const HtDiffOpts *o)
         "td.loc,th.loc{text-align:left;font-family:monospace}.up{color:#b00}"
         ".down{color:#070}.note{color:#666}</style></head><body>\n", f);
   fputs("<h1>heaptape diff</h1>\n<p>base: <code>", f);
-  ht_svg_text(f, o->base_path);
+  ht_xml_text(f, o->base_path);
   fputs("</code><br>new: <code>", f);
-  ht_svg_text(f, o->new_path);
+  ht_xml_text(f, o->new_path);
   fputs("</code></p>\n", f);
   for (int i = 0; i < 2; i++)
     if (o->warning[i]) {
       fprintf(f, "<p class=\"note\">warning (%s): ", i ? "new" : "base");
-      ht_svg_text(f, o->warning[i]);
+      ht_xml_text(f, o->warning[i]);
       fputs("</p>\n", f);
     }
   fputs("<h2>Summary</h2>\n<table><tr><th class=\"loc\"></th><th>base</th><th>new</th>"
@@ -236,7 +237,7 @@ void ht_diff_html(FILE *f, const HtDiff *d, const HtDiffOpts *o)
     html_change(f, diff_dbytes(b1, sizeof(b1), s->d_peak), s->d_peak);
     html_change(f, diff_dbytes(b1, sizeof(b1), s->d_leaked), s->d_leaked);
     fprintf(f, "<td>%s</td><td class=\"loc\">", diff_side(s->side));
-    ht_svg_text(f, s->name);
+    ht_xml_text(f, s->name);
     fputs("</td></tr>\n", f);
   }
   fputs("</table>\n</body></html>\n", f);

@@ -6,6 +6,9 @@
 
 #include "flame.h"
 #include "../analyze/frames.h"
+#include "../base/escape.h"
+#include "../base/grow.h"
+#include "../base/hash.h"
 
 #define FL_W    1200   /* width of the frame area, px */
 #define FL_PAD  10     /* left and right margin, px */
@@ -42,77 +45,22 @@ uint64_t ht_flame_site_value(const HtSite *s, HtFlameMetric k)
   }
 }
 
-/* -- Escaping ------------------------------------------------------------- */
-
-/* s as a JSON string literal ("<" escaped so it can sit in a <script>). */
-void ht_flame_json_str(FILE *f, const char *s)
-{
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
-/* s as XML text, safe inside attributes. */
-void ht_flame_xml(FILE *f, const char *s)
-{
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: if (*p >= 0x20 || *p == '\t') fputc(*p, f); break;
-    }
-  }
-}
-
 /* -- The frame tree ------------------------------------------------------- */
 
-/* FNV-1a of a string. */
-static uint64_t flame_hash(const char *s)
+/* Make room for one more element of size sz in *v (void ** as void *). */
+static int flame_grow(HtFlame *fl, void *v, uint32_t used, size_t *cap, size_t sz)
 {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-  return h;
-}
-
-/* Make room for one more element of size sz in *v. */
-static int flame_grow(HtFlame *fl, void **v, uint32_t used, uint32_t *cap, size_t sz)
-{
-  if (used < *cap) return 0;
-  uint32_t c = *cap ? *cap * 2 : 256;
-  void *nv = realloc(*v, (size_t)c * sz);
-  if (!nv) { fl->oom = 1; return -1; }
-  *v = nv;
-  *cap = c;
-  return 0;
+  if (!ht_grow(v, cap, (size_t)used + 1, sz)) return 0;
+  fl->oom = 1;
+  return -1;
 }
 
 /* Index of a name, added if new; UINT32_MAX on OOM. */
 static uint32_t flame_name(HtFlame *fl, const char *s)
 {
-  uint64_t h = flame_hash(s), *head = ht_map_get(&fl->name_of, h);
-  for (uint32_t i = head ? (uint32_t)*head : 0; i; i = fl->name_next[i - 1])
-    if (!strcmp(fl->names[i - 1], s)) return i - 1;
-  uint32_t c = fl->cnames;
-  if (flame_grow(fl, (void **)&fl->names, fl->nnames, &fl->cnames, sizeof(char *)))
-    return UINT32_MAX;
-  if (c != fl->cnames) {
-    uint32_t *nn = realloc(fl->name_next, fl->cnames * sizeof(uint32_t));
-    if (!nn) { fl->oom = 1; return UINT32_MAX; }
-    fl->name_next = nn;
-  }
-  char *copy = strdup(s);
-  if (!copy) { fl->oom = 1; return UINT32_MAX; }
-  uint32_t id = fl->nnames++;
-  fl->names[id] = copy;
-  fl->name_next[id] = head ? (uint32_t)*head : 0;
-  if (ht_map_put(&fl->name_of, h, id + 1)) fl->oom = 1;
-  return id;
+  int64_t id = ht_strtab_intern(&fl->names, s, NULL);
+  if (id < 0) { fl->oom = 1; return UINT32_MAX; }
+  return (uint32_t)id;
 }
 
 /* Child of parent named name, added if new; UINT32_MAX on OOM. */
@@ -120,7 +68,7 @@ static uint32_t flame_child(HtFlame *fl, uint32_t parent, uint32_t name)
 {
   uint64_t key = ((uint64_t)parent << 32) | name, *v = ht_map_get(&fl->child_of, key);
   if (v) return (uint32_t)*v;
-  if (flame_grow(fl, (void **)&fl->node, fl->nnode, &fl->cnode, sizeof(HtFlameNode)))
+  if (flame_grow(fl, &fl->node, fl->nnode, &fl->cnode, sizeof(HtFlameNode)))
     return UINT32_MAX;
   uint32_t id = fl->nnode++;
   HtFlameNode *n = &fl->node[id];
@@ -168,13 +116,13 @@ static size_t flame_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out, s
 int ht_flame_build(HtFlame *fl, const HtModel *m)
 {
   memset(fl, 0, sizeof(*fl));
-  if (ht_map_init(&fl->name_of, 1024) || ht_map_init(&fl->child_of, 1024)) {
+  if (ht_strtab_init(&fl->names, 1024) || ht_map_init(&fl->child_of, 1024)) {
     ht_flame_free(fl);
     return -1;
   }
   fl->site_node = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t));
   uint32_t root = flame_name(fl, "all");
-  if (!fl->site_node || root || flame_grow(fl, (void **)&fl->node, 0, &fl->cnode,
+  if (!fl->site_node || root || flame_grow(fl, &fl->node, 0, &fl->cnode,
                                            sizeof(HtFlameNode))) {
     ht_flame_free(fl);
     return -1;
@@ -203,9 +151,9 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
 /* Release what fl owns. */
 void ht_flame_free(HtFlame *fl)
 {
-  for (uint32_t i = 0; i < fl->nnames; i++) free(fl->names[i]);
-  free(fl->names); free(fl->name_next); free(fl->node); free(fl->site_node);
-  ht_map_free(&fl->name_of); ht_map_free(&fl->child_of);
+  ht_strtab_free(&fl->names);
+  free(fl->node); free(fl->site_node);
+  ht_map_free(&fl->child_of);
   memset(fl, 0, sizeof(*fl));
 }
 
@@ -229,14 +177,14 @@ static const HtFlame *flame_sort_fl;
 static int flame_cmp(const void *a, const void *b)
 {
   const HtFlame *fl = flame_sort_fl;
-  return strcmp(fl->names[fl->node[*(const uint32_t *)a].name],
-                fl->names[fl->node[*(const uint32_t *)b].name]);
+  return strcmp(fl->names.str[fl->node[*(const uint32_t *)a].name],
+                fl->names.str[fl->node[*(const uint32_t *)b].name]);
 }
 
 /* Fill colour of a frame name: warm hues from its hash, runtime frames green. */
 static void flame_colour(const char *name, char *buf, size_t len)
 {
-  uint64_t h = flame_hash(name);
+  uint64_t h = ht_fnv1a(name);
   unsigned hue = (unsigned)(h % 50), sat = 70 + (unsigned)(h >> 8) % 25;
   unsigned lig = 55 + (unsigned)(h >> 16) % 12;
   if (name[0] == '@' || !strncmp(name, "TRACE", 5) || !strcmp(name, "INTERNAL"))
@@ -250,7 +198,7 @@ static void flame_svg_node(FILE *f, const HtFlame *fl, uint32_t id, double x, do
   const HtFlameNode *n = &fl->node[id];
   double w = total ? (double)n->v / total : 0;
   if (id && w * FL_W < FL_MINW) return;
-  const char *name = fl->names[n->name];
+  const char *name = fl->names.str[n->name];
   char col[48];
   if (id) flame_colour(name, col, sizeof(col));
   else snprintf(col, sizeof(col), "#c8c8c8");
@@ -259,15 +207,15 @@ static void flame_svg_node(FILE *f, const HtFlame *fl, uint32_t id, double x, do
   fprintf(f, "<g class=\"f\" data-i=\"%" PRIu32 "\" data-p=\"%ld\" data-d=\"%" PRIu32
           "\" data-x=\"%.9f\" data-w=\"%.9f\" data-v=\"%" PRIu64 "\" data-n=\"",
           id, id ? (long)n->parent : -1L, n->depth, x, w, n->v);
-  ht_flame_xml(f, name);
+  ht_xml_text(f, name);
   fprintf(f, "\"><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
           "<text x=\"%.2f\" y=\"%u\">", px, y, pw, FL_ROW - 1, col, px + 3, y + FL_ROW - 5);
   size_t fit = pw > 12 ? (size_t)((pw - 6) / 7) : 0, len = strlen(name);
-  if (fit >= len) ht_flame_xml(f, name);
+  if (fit >= len) ht_xml_text(f, name);
   else if (fit >= 3) {
     char buf[1024];
     snprintf(buf, sizeof(buf), "%.*s..", (int)(fit - 2 < sizeof(buf) - 3 ? fit - 2 : sizeof(buf) - 3), name);
-    ht_flame_xml(f, buf);
+    ht_xml_text(f, buf);
   }
   fputs("</text></g>\n", f);
   uint32_t nk = 0;
@@ -304,7 +252,7 @@ void ht_flame_svg(FILE *f, const HtFlame *fl, const char *title, HtFlameMetric k
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfaf3\"/>\n"
           "<text class=\"hf-t\" x=\"%u\" y=\"22\" text-anchor=\"middle\" style=\"font:16px sans-serif\">",
           width / 2);
-  ht_flame_xml(f, title);
+  ht_xml_text(f, title);
   fprintf(f, "</text>\n<text class=\"hf-b hf-rst\" x=\"%d\" y=\"22\" style=\"fill:#06c;pointer-events:all;cursor:pointer\">Reset zoom</text>\n"
           "<text class=\"hf-b hf-srch\" x=\"%d\" y=\"22\" text-anchor=\"end\" style=\"fill:#06c;pointer-events:all;cursor:pointer\">Search</text>\n"
           "<text class=\"hf-det\" x=\"%d\" y=\"44\"> </text>\n",
@@ -336,7 +284,7 @@ void ht_flame_folded(FILE *f, const HtFlame *fl, const HtModel *m, HtFlameMetric
     for (uint32_t at = fl->site_node[s]; at && n < HT_COUNTOF(path); at = fl->node[at].parent)
       path[n++] = at;
     while (n-- > 0) {
-      flame_folded_name(f, fl->names[fl->node[path[n]].name]);
+      flame_folded_name(f, fl->names.str[fl->node[path[n]].name]);
       if (n) fputc(';', f);
     }
     fprintf(f, " %" PRIu64 "\n", v);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include "../analyze/model.h"
+#include "../base/strtab.h"
 
 /* What a flame graph measures. Totals: alloc = summary bytes, inuse = the
 ** heap at --at (the end without it), peak = summary peak, leaks = bytes
@@ -24,12 +25,10 @@ typedef struct HtFlameNode {
 } HtFlameNode;
 
 typedef struct HtFlame {
-  char **names;              /* frame names (owned) */
-  uint32_t nnames, cnames;   /* used, allocated */
-  uint32_t *name_next;       /* chain of equal hashes, index + 1 */
-  HtMap name_of;             /* hash -> first index + 1 */
+  HtStrtab names;            /* frame names (names.str[id], names.n of them) */
   HtFlameNode *node;         /* nodes; [0] is the root */
-  uint32_t nnode, cnode;     /* used, allocated */
+  uint32_t nnode;            /* used */
+  size_t cnode;              /* allocated */
   HtMap child_of;            /* (parent, name) -> node */
   uint32_t *site_node;       /* per site: node of its innermost frame */
   uint32_t nsite;            /* sites */
@@ -56,8 +55,5 @@ void ht_flame_folded(FILE *f, const HtFlame *fl, const HtModel *m,
                      HtFlameMetric k) HT_HIDDEN;
 /* The flame graph script (hfSetup; hfFmt, hfEl, hfColour, hfFit shared with the HTML report). */
 extern const char ht_flame_js[] HT_HIDDEN;
-/* s as a JSON string literal; as XML text (attribute-safe). */
-void ht_flame_json_str(FILE *f, const char *s) HT_HIDDEN;
-void ht_flame_xml(FILE *f, const char *s) HT_HIDDEN;
 
 #endif

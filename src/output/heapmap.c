@@ -8,6 +8,7 @@
 
 #include "heapmap.h"
 #include "ops.h"
+#include "../base/hash.h"
 
 /*
 ** The address space of a process is sparse (brk heap, mmap'd chunks, thread
@@ -164,9 +165,7 @@ static uint64_t map_pos(const Map *m, uint64_t addr)
 /* A bright colour from a hash of a site's name. */
 static uint32_t map_colour(const char *name)
 {
-  uint64_t h = 1469598103934665603ull;
-  for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
-  h = ht_hash64(h);
+  uint64_t h = ht_hash64(ht_fnv1a(name));
   double hue = (double)(h % 360), s = 0.65 + (double)((h >> 12) % 30) / 100.0, v = 0.95;
   double c = v * s, x = c * (1 - __builtin_fabs(__builtin_fmod(hue / 60.0, 2) - 1)), mm = v - c;
   double r = 0, g = 0, b = 0;

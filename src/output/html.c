@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "html.h"
+#include "../base/escape.h"
+#include "../base/grow.h"
 
 /* The interval giving `buckets` snapshots over duration_ns (at step, 2 step,
 ** ... up to the end). Not rounded to a 1-2-5 value: rounding up gave as few
@@ -18,17 +20,12 @@ uint64_t ht_html_step(uint64_t duration_ns, unsigned buckets)
   return step;
 }
 
-/* Make room for more elements of size sz in *v. */
-static int html_grow(HtHtmlSnaps *s, void **v, size_t need, size_t *cap, size_t sz)
+/* Make room for need elements of size sz in *v (void ** as void *). */
+static int html_grow(HtHtmlSnaps *s, void *v, size_t need, size_t *cap, size_t sz)
 {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *nv = realloc(*v, c * sz);
-  if (!nv) { s->oom = 1; return -1; }
-  *v = nv;
-  *cap = c;
-  return 0;
+  if (!ht_grow(v, cap, need, sz)) return 0;
+  s->oom = 1;
+  return -1;
 }
 
 /* HtSnapFn: record the live bytes of every site, and the calls and
@@ -70,7 +67,7 @@ void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns)
     const HtFig *f = &m->site[i].f;
     uint64_t *p = s->prev + 2 * (size_t)i;
     if (f->allocs != p[0] || f->temp != p[1]) {
-      if (html_grow(s, (void **)&s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
+      if (html_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
       s->dent[s->ndent++] = i;
       s->dent[s->ndent++] = f->allocs - p[0];
       s->dent[s->ndent++] = f->temp - p[1];
@@ -78,7 +75,7 @@ void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns)
       p[1] = f->temp;
     }
     if (!f->live) continue;
-    if (html_grow(s, (void **)&s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
+    if (html_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
     s->ent[s->nent++] = i;
     s->ent[s->nent++] = f->live;
   }
@@ -91,7 +88,7 @@ void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns)
 void ht_html_rss(void *arg, uint64_t t_ns, uint64_t rss)
 {
   HtHtmlSnaps *s = arg;
-  if (s->oom || html_grow(s, (void **)&s->rss, s->nrss + 2, &s->crss, sizeof(uint64_t))) return;
+  if (s->oom || html_grow(s, &s->rss, s->nrss + 2, &s->crss, sizeof(uint64_t))) return;
   s->rss[s->nrss++] = t_ns;
   s->rss[s->nrss++] = rss;
 }
@@ -207,9 +204,9 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
 {
   const HtHeader *h = ht_reader_header(m->r);
   fprintf(f, "{\"tape\":");
-  ht_flame_json_str(f, path);
+  ht_json_str(f, path, HT_JSON_SCRIPT);
   fprintf(f, ",\"program\":");
-  ht_flame_json_str(f, h->exe ? h->exe : "");
+  ht_json_str(f, h->exe ? h->exe : "", HT_JSON_SCRIPT);
   fprintf(f, ",\"pid\":%" PRIu32 ",\"sampling\":%" PRIu64 ",\"start_ns\":%" PRIu64, h->pid,
           h->sample, h->start_ns);
   fprintf(f, ",\"summary\":{\"duration_ns\":%" PRIu64 ",\"allocs\":%" PRIu64
@@ -224,9 +221,9 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
   fprintf(f, ",\"rss\":");
   html_u64s(f, m->tl.rss, m->tl.n);
   fprintf(f, "},\n\"names\":[");
-  for (uint32_t i = 0; i < fl->nnames; i++) {
+  for (uint32_t i = 0; i < fl->names.n; i++) {
     if (i) fputc(',', f);
-    ht_flame_json_str(f, fl->names[i]);
+    ht_json_str(f, fl->names.str[i], HT_JSON_SCRIPT);
   }
   fprintf(f, "],\n\"np\":[");
   for (uint32_t i = 0; i < fl->nnode; i++)
@@ -236,7 +233,7 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
   fprintf(f, "],\n\"locs\":[");
   for (uint32_t i = 0; i < m->nloc; i++) {
     if (i) fputc(',', f);
-    ht_flame_json_str(f, m->loc[i].name);
+    ht_json_str(f, m->loc[i].name, HT_JSON_SCRIPT);
   }
   /* Sites: [node, loc, allocs, bytes, peak, live, live_n, temp, frees]. */
   fprintf(f, "],\n\"sites\":[");
@@ -273,7 +270,7 @@ void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
                    const HtHtmlSnaps *s, const char *path)
 {
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>heaptape: ", f);
-  ht_flame_xml(f, path);
+  ht_xml_text(f, path);
   fputs("</title>\n<style>\n"
         "body{font:14px sans-serif;margin:16px 24px;color:#222;background:#fff}\n"
         "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px}\n"

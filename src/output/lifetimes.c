@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame.h"  /* ht_flame_json_str */
+#include "../base/escape.h"
+#include "../base/grow.h"
 #include "lifetimes.h"
 #include "ops.h"
 #include "svgplot.h"
@@ -15,13 +16,7 @@ static HtLifeSite *life_site(HtLife *l, uint32_t stack)
 {
   uint64_t *v = ht_map_get(&l->site_of, stack);
   if (v) return &l->site[*v];
-  if (l->nsite == l->csite) {
-    uint32_t c = l->csite ? l->csite * 2 : 64;
-    HtLifeSite *n = realloc(l->site, c * sizeof(*n));
-    if (!n) return NULL;
-    l->site = n;
-    l->csite = c;
-  }
+  if (ht_grow(&l->site, &l->csite, (size_t)l->nsite + 1, sizeof(HtLifeSite))) return NULL;
   if (ht_map_put(&l->site_of, stack, l->nsite)) return NULL;
   HtLifeSite *s = &l->site[l->nsite++];
   memset(s, 0, sizeof(*s));
@@ -206,7 +201,7 @@ void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top)
 void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, const char *warning)
 {
   fputs("{\"tape\": ", f);
-  ht_flame_json_str(f, tape);
+  ht_json_str(f, tape, HT_JSON_SCRIPT);
   fprintf(f, ", \"operations\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64
           ", \"never_freed\": %" PRIu64 ", \"never_freed_bytes\": %" PRIu64 ",\n", l->nops,
           l->blocks, l->freed, l->never, l->never_bytes);
@@ -231,7 +226,7 @@ void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, cons
     for (uint32_t i = 0; i < l->nsite && i < top; i++) {
       const HtLifeSite *s = &l->site[i];
       fprintf(f, "%s\n  {\"site\": ", i ? "," : "");
-      ht_flame_json_str(f, s->name);
+      ht_json_str(f, s->name, HT_JSON_SCRIPT);
       fprintf(f, ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"never\": %" PRIu64
               ", \"mean_pct\": %.17g, \"mean_ns\": %.17g, \"short\": %" PRIu64 "}",
               s->blocks, s->freed, s->blocks - s->freed,
@@ -241,8 +236,7 @@ void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, cons
     fputc(']', f);
   }
   fputs(",\n \"warning\": ", f);
-  if (warning) ht_flame_json_str(f, warning);
-  else fputs("null", f);
+  ht_json_str(f, warning, HT_JSON_SCRIPT);
   fputs("}\n", f);
 }
 

@@ -38,7 +38,8 @@ typedef struct HtLife {
   uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks */
   HtMap site_of;             /* stack -> site index */
   HtLifeSite *site;          /* sites (by stack until ht_life_run merges names) */
-  uint32_t nsite, csite;     /* used, allocated */
+  uint32_t nsite;            /* used */
+  size_t csite;              /* allocated */
   int named;                 /* site names are resolved (owned strings) */
   int oom;                   /* out of memory */
 } HtLife;

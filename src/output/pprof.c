@@ -10,6 +10,8 @@
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "../analyze/frames.h"
+#include "../base/grow.h"
+#include "../base/strtab.h"
 #include "../../include/heaptape.h"
 
 /* Sample types, in the order go tool pprof expects of a heap profile. */
@@ -42,10 +44,7 @@ typedef struct FrameC {
 } FrameC;
 
 struct HtPprof {
-  char **str;                /* string table (owned strings) */
-  uint32_t *str_next;        /* chain of equal hashes, index + 1 */
-  size_t nstr, cstr;         /* used, allocated */
-  HtMap str_of;              /* FNV hash -> first index + 1 */
+  HtStrtab str;              /* string table ("" first, as pprof wants) */
   Perftools__Profiles__Function *fn; /* functions (id = index + 1) */
   size_t nfn, cfn;           /* used, allocated */
   HtMap fn_of;               /* (name, file) -> index + 1 */
@@ -66,47 +65,21 @@ struct HtPprof {
 
 /* -- Tables --------------------------------------------------------------- */
 
-/* Make room for one more element of size sz in *v. */
-static int pprof_grow(HtPprof *p, void **v, size_t used, size_t *cap, size_t sz)
+/* Make room for one more element of size sz in *v (void ** as void *). */
+static int pprof_grow(HtPprof *p, void *v, size_t used, size_t *cap, size_t sz)
 {
-  if (used < *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 64;
-  void *nv = realloc(*v, c * sz);
-  if (!nv) { p->oom = 1; return -1; }
-  *v = nv;
-  *cap = c;
-  return 0;
-}
-
-/* FNV-1a of a string. */
-static uint64_t pprof_hash(const char *s)
-{
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-  return h;
+  if (!ht_grow(v, cap, used + 1, sz)) return 0;
+  p->oom = 1;
+  return -1;
 }
 
 /* Index of s in the string table, added if new (0 on OOM, which is ""). */
 static int64_t pprof_str(HtPprof *p, const char *s)
 {
   if (!s || !*s) return 0;
-  uint64_t h = pprof_hash(s), *head = ht_map_get(&p->str_of, h);
-  for (uint32_t i = head ? (uint32_t)*head : 0; i; i = p->str_next[i - 1])
-    if (!strcmp(p->str[i - 1], s)) return i - 1;
-  size_t c = p->cstr;
-  if (pprof_grow(p, (void **)&p->str, p->nstr, &p->cstr, sizeof(char *))) return 0;
-  if (c != p->cstr) {
-    uint32_t *nn = realloc(p->str_next, p->cstr * sizeof(uint32_t));
-    if (!nn) { p->oom = 1; return 0; }
-    p->str_next = nn;
-  }
-  char *copy = strdup(s);
-  if (!copy) { p->oom = 1; return 0; }
-  size_t id = p->nstr++;
-  p->str[id] = copy;
-  p->str_next[id] = head ? (uint32_t)*head : 0;
-  if (ht_map_put(&p->str_of, h, id + 1)) p->oom = 1;
-  return (int64_t)id;
+  int64_t id = ht_strtab_intern(&p->str, s, NULL);
+  if (id < 0) { p->oom = 1; return 0; }
+  return id;
 }
 
 /* Id of the function (name, file), added if new; 0 on OOM. */
@@ -115,7 +88,7 @@ static uint64_t pprof_func(HtPprof *p, const char *name, const char *file)
   int64_t n = pprof_str(p, name), f = pprof_str(p, file);
   uint64_t key = ((uint64_t)n << 32) | (uint64_t)f, *v = ht_map_get(&p->fn_of, key);
   if (v) return *v;
-  if (pprof_grow(p, (void **)&p->fn, p->nfn, &p->cfn, sizeof(*p->fn))) return 0;
+  if (pprof_grow(p, &p->fn, p->nfn, &p->cfn, sizeof(*p->fn))) return 0;
   Perftools__Profiles__Function *fn = &p->fn[p->nfn++];
   perftools__profiles__function__init(fn);
   fn->id = p->nfn;
@@ -133,16 +106,12 @@ HtPprof *ht_pprof_new(void)
 {
   HtPprof *p = calloc(1, sizeof(*p));
   if (!p) return NULL;
-  if (ht_map_init(&p->str_of, 1024) || ht_map_init(&p->fn_of, 1024)) {
+  /* Entry 0 must be the empty string. */
+  if (ht_strtab_init(&p->str, 1024) || ht_map_init(&p->fn_of, 1024) ||
+      ht_strtab_intern(&p->str, "", NULL) != 0) {
     ht_pprof_destroy(p);
     return NULL;
   }
-  /* Entry 0 must be the empty string. */
-  p->str = calloc(64, sizeof(char *));
-  p->str_next = calloc(64, sizeof(uint32_t));
-  if (!p->str || !p->str_next || !(p->str[0] = strdup(""))) { ht_pprof_destroy(p); return NULL; }
-  p->cstr = 64;
-  p->nstr = 1;
   return p;
 }
 
@@ -150,19 +119,19 @@ HtPprof *ht_pprof_new(void)
 void ht_pprof_destroy(HtPprof *p)
 {
   if (!p) return;
-  for (size_t i = 0; i < p->nstr; i++) free(p->str[i]);
   for (size_t i = 0; i < p->nloc; i++) free(p->loc[i].line);
   for (size_t i = 0; i < p->nsmp; i++) free(p->smp[i].locs);
-  free(p->str); free(p->str_next); free(p->fn); free(p->loc); free(p->map);
+  ht_strtab_free(&p->str);
+  free(p->fn); free(p->loc); free(p->map);
   free(p->smp); free(p->comment);
-  ht_map_free(&p->str_of); ht_map_free(&p->fn_of);
+  ht_map_free(&p->fn_of);
   free(p);
 }
 
 /* Add a free-text comment. */
 int ht_pprof_comment(HtPprof *p, const char *text)
 {
-  if (pprof_grow(p, (void **)&p->comment, p->ncomment, &p->ccomment, sizeof(int64_t)))
+  if (pprof_grow(p, &p->comment, p->ncomment, &p->ccomment, sizeof(int64_t)))
     return HEAPTAPE_E_NOMEM;
   p->comment[p->ncomment++] = pprof_str(p, text);
   return 0;
@@ -208,7 +177,7 @@ static const char *pprof_fname(const HtFrameInfo *fi, char *buf, size_t len)
 static uint64_t pprof_loc_new(AddCtx *c, const HtFrameInfo *fi, size_t n)
 {
   HtPprof *p = c->p;
-  if (pprof_grow(p, (void **)&p->loc, p->nloc, &p->cloc, sizeof(PLoc))) return 0;
+  if (pprof_grow(p, &p->loc, p->nloc, &p->cloc, sizeof(PLoc))) return 0;
   PLoc *l = &p->loc[p->nloc];
   memset(l, 0, sizeof(*l));
   l->line = calloc(n ? n : 1, sizeof(*l->line));
@@ -240,7 +209,7 @@ static FrameC *pprof_frame(AddCtx *c, uint64_t frame)
   size_t n = pprof_levels(c, frame, fi, HT_COUNTOF(fi), syms);
   size_t k = 0;
   while (k < n && ht_frames_plumbing(&fi[k], c->src->wrappers, c->src->nwrappers)) k++;
-  if (pprof_grow(c->p, (void **)&c->fc, c->nfc, &c->cfc, sizeof(FrameC))) return NULL;
+  if (pprof_grow(c->p, &c->fc, c->nfc, &c->cfc, sizeof(FrameC))) return NULL;
   FrameC *f = &c->fc[c->nfc];
   f->nplumb = (uint32_t)k;
   f->nlev = (uint32_t)n;
@@ -291,7 +260,7 @@ static int pprof_mappings(AddCtx *c)
   c->map_of_mod = calloc(t->nmod ? t->nmod : 1, sizeof(uint64_t));
   if (!c->map_of_mod) return -1;
   for (uint32_t i = 0; i < t->nmod; i++) {
-    if (pprof_grow(p, (void **)&p->map, p->nmap, &p->cmap, sizeof(*p->map))) return -1;
+    if (pprof_grow(p, &p->map, p->nmap, &p->cmap, sizeof(*p->map))) return -1;
     Perftools__Profiles__Mapping *m = &p->map[p->nmap++];
     perftools__profiles__mapping__init(m);
     m->id = p->nmap;
@@ -328,7 +297,7 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     const HtTallyEnt *e = &t->ent[i];
     if (!e->allocs && !e->bytes && !e->inuse && !e->inuse_n) continue;
     int n = pprof_stack(&c, e->stack, locs, HT_COUNTOF(locs));
-    if (n < 0 || pprof_grow(p, (void **)&p->smp, p->nsmp, &p->csmp, sizeof(PSample))) break;
+    if (n < 0 || pprof_grow(p, &p->smp, p->nsmp, &p->csmp, sizeof(PSample))) break;
     PSample *s = &p->smp[p->nsmp];
     memset(s, 0, sizeof(*s));
     s->locs = malloc((n ? (size_t)n : 1) * sizeof(uint64_t));
@@ -473,8 +442,8 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   pr.location = locp;
   pr.n_function = p->nfn;
   pr.function = fnp;
-  pr.n_string_table = p->nstr;
-  pr.string_table = p->str;
+  pr.n_string_table = p->str.n;
+  pr.string_table = p->str.str;
   pr.time_nanos = (int64_t)p->time_ns;
   pr.duration_nanos = (int64_t)p->duration_ns;
   pr.period_type = &period;

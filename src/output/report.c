@@ -6,6 +6,7 @@
 
 #include "report.h"
 #include "../analyze/frames.h"
+#include "../base/escape.h"
 
 /* Site orderings, one per list. */
 typedef enum { BY_PEAK, BY_CALLS, BY_BYTES, BY_LEAK, BY_TEMP, BY_AT } SiteKey;
@@ -465,19 +466,6 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
 
 /* -- JSON ----------------------------------------------------------------- */
 
-/* A JSON string literal (NULL prints null). */
-void ht_report_json_str(FILE *f, const char *s)
-{
-  if (!s) { fputs("null", f); return; }
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 /* The figures of a row or a stack as JSON members (no braces). */
 static void json_fig(FILE *f, const HtFig *x)
 {
@@ -501,15 +489,15 @@ static void json_frames(FILE *f, const HtModel *m, uint32_t stack, unsigned dept
     char name[1024];
     ht_frames_format(&lv[i], name, sizeof(name));
     fprintf(f, "%s{\"name\": ", i ? ", " : "");
-    ht_report_json_str(f, name);
+    ht_json_str(f, name, 0);
     if (lv[i].is_loc) fprintf(f, ", \"location_id\": %" PRIu64, lv[i].ip);
     else fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"", lv[i].ip);
     fprintf(f, ", \"function\": ");
-    ht_report_json_str(f, lv[i].func);
+    ht_json_str(f, lv[i].func, 0);
     fprintf(f, ", \"file\": ");
-    ht_report_json_str(f, lv[i].file);
+    ht_json_str(f, lv[i].file, 0);
     fprintf(f, ", \"line\": %" PRIu64 ", \"module\": ", lv[i].line);
-    ht_report_json_str(f, lv[i].module);
+    ht_json_str(f, lv[i].module, 0);
     fprintf(f, ", \"inlined\": %s}", lv[i].inlined ? "true" : "false");
   }
   fprintf(f, "], \"more_frames\": %zu", total - shown);
@@ -524,7 +512,7 @@ static void json_site(FILE *f, const Rows *w, uint32_t row, SiteKey k, unsigned 
   uint32_t *v, n = report_row_sites(w, row, k, &v);
   uint64_t whole = report_key(rows_fig(w, row), k);
   fprintf(f, "{\"location\": ");
-  ht_report_json_str(f, rows_name(w, row));
+  ht_json_str(f, rows_name(w, row), 0);
   fprintf(f, ", ");
   json_fig(f, rows_fig(w, row));
   fprintf(f, ", ");
@@ -555,11 +543,11 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   char prog[512];
   report_program(h, prog, sizeof(prog));
   fprintf(f, "{\n  \"tape\": ");
-  ht_report_json_str(f, o->path);
+  ht_json_str(f, o->path, 0);
   fprintf(f, ",\n  \"program\": ");
-  ht_report_json_str(f, prog);
+  ht_json_str(f, prog, 0);
   fprintf(f, ",\n  \"pid\": %" PRIu32 ",\n  \"frontend\": ", h->pid);
-  ht_report_json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native");
+  ht_json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native", 0);
   fprintf(f, ",\n  \"sampling_interval\": %" PRIu64 ",\n", h->sample);
   Rows w;
   if (rows_init(&w, m, o->by_stack)) { fprintf(f, "null\n"); return; }
@@ -598,7 +586,7 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, "], \"rss\": [");
   for (uint32_t i = 0; i < t->n; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", t->rss[i]);
   fprintf(f, "]},\n  \"warning\": ");
-  ht_report_json_str(f, o->warning);
+  ht_json_str(f, o->warning, 0);
   fprintf(f, "\n}\n");
   rows_free(&w);
 }

@@ -35,7 +35,5 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o) HT_HIDDEN;
 void ht_report_memprof(FILE *f, const HtModel *m, const HtReportOpts *o) HT_HIDDEN;
 /* A memprof heap snapshot; an HtSnapFn whose arg is the FILE *. */
 void ht_report_memprof_snap(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
-/* s as a JSON string literal (NULL prints null); shared by the JSON outputs. */
-void ht_report_json_str(FILE *f, const char *s) HT_HIDDEN;
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "svgplot.h"
+#include "../base/escape.h"
 
 static const char *const svg_palette[] = {
   "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
@@ -14,21 +15,6 @@ static const char *const svg_palette[] = {
 const char *ht_svg_color(size_t i)
 {
   return svg_palette[i % HT_COUNTOF(svg_palette)];
-}
-
-/* Write s with XML special characters escaped. */
-void ht_svg_text(FILE *f, const char *s)
-{
-  for (; s && *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default:
-      if ((unsigned char)*s >= 0x20 || *s == '\t') fputc(*s, f);
-    }
-  }
 }
 
 /* Print v in the format fmt. */
@@ -59,7 +45,7 @@ void ht_svg_open(FILE *f, int w, int h, const char *title)
              "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n"
              "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", w, h, w, h);
   fprintf(f, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">", w / 2);
-  ht_svg_text(f, title);
+  ht_xml_text(f, title);
   fputs("</text>\n", f);
 }
 
@@ -86,7 +72,7 @@ static void svg_axes(FILE *f, const HtSvgBox *b, double xlo, double xhi, double 
   *px = b->x + 70; *py = b->y + 24; *pw = b->w - 90; *ph = b->h - 64;
   fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">",
           b->x + b->w / 2, b->y + 14);
-  ht_svg_text(f, b->title);
+  ht_xml_text(f, b->title);
   fprintf(f, "</text>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
              "fill=\"none\" stroke=\"#888\"/>\n", *px, *py, *pw, *ph);
   char buf[64];
@@ -109,7 +95,7 @@ static void svg_axes(FILE *f, const HtSvgBox *b, double xlo, double xhi, double 
   if (b->xlabel) {
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", *px + *pw / 2,
             *py + *ph + 30);
-    ht_svg_text(f, b->xlabel);
+    ht_xml_text(f, b->xlabel);
     fputs("</text>\n", f);
   }
 }
@@ -142,7 +128,7 @@ void ht_svg_lines(FILE *f, const HtSvgBox *b, const HtSvgLine *l, size_t n)
     double ly = py + 12 + 14.0 * (double)i;
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
                "<text x=\"%.1f\" y=\"%.1f\">", px + 8, ly - 9, ht_svg_color(i), px + 22, ly);
-    ht_svg_text(f, l[i].name);
+    ht_xml_text(f, l[i].name);
     fputs("</text>\n", f);
   }
 }
@@ -166,12 +152,12 @@ void ht_svg_bars(FILE *f, const HtSvgBox *b, const char *const *lab, const doubl
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
                "<title>", px + bw * (double)i + bw * 0.1, py + ph - h, bw * 0.8, h,
             lab ? ht_svg_color(i) : ht_svg_color(0));
-    if (lab) { ht_svg_text(f, lab[i]); fputs(": ", f); }
+    if (lab) { ht_xml_text(f, lab[i]); fputs(": ", f); }
     fprintf(f, "%s</title></rect>\n", buf);
     if (lab && (n <= 12 || i % ((n + 11) / 12) == 0)) {
       fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
               px + bw * ((double)i + 0.5), py + ph + 14);
-      ht_svg_text(f, lab[i]);
+      ht_xml_text(f, lab[i]);
       fputs("</text>\n", f);
     }
   }

@@ -37,7 +37,5 @@ void ht_svg_bars(FILE *f, const HtSvgBox *b, const char *const *lab, const doubl
 const char *ht_svg_color(size_t i) HT_HIDDEN;
 /* Print v in the format fmt into buf. */
 void ht_svg_fmt(char *buf, size_t len, double v, int fmt) HT_HIDDEN;
-/* Write s with XML special characters escaped. */
-void ht_svg_text(FILE *f, const char *s) HT_HIDDEN;
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "replay.h"
 #include "opfile.h"
+#include "../base/grow.h"
 #include "../output/ops.h"
 #include "../output/svgplot.h"
 
@@ -120,12 +121,7 @@ static int replay_read_series(const char *path, HtReplayResult *res)
   while (fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 " %" SCNu64 " %" SCNu64
                 " %" SCNu64, &s.index, &s.used, &s.rss, &s.mapped, &s.a_in_use, &s.a_mapped,
                 &s.op_ns) == 7) {
-    if (res->ns == cap) {
-      cap = cap ? cap * 2 : 1024;
-      HtReplaySample *n = realloc(res->s, cap * sizeof(*n));
-      if (!n) { fclose(f); return -1; }
-      res->s = n;
-    }
+    if (ht_grow(&res->s, &cap, res->ns + 1, sizeof(*res->s))) { fclose(f); return -1; }
     res->s[res->ns++] = s;
   }
   fclose(f);
