@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "../src/base/msg.h"
 #include "../src/format/reader.h"
 
 typedef struct Cmd {
@@ -34,9 +35,7 @@ void ht_cli_error(const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  fputs("heaptape: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  ht_vmsg(fmt, ap);
   va_end(ap);
 }
 

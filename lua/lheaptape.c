@@ -20,6 +20,7 @@
 /* The build defines LH_JIT for the LuaJIT flavour of this file. */
 
 #include "../include/heaptape.h"
+#include "../src/base/hash.h"  /* header-only: ht_fnv1a_fold */
 #include "lheaptape.h"
 
 #ifdef LH_JIT
@@ -158,13 +159,6 @@ static LhProf lh = { .tmu = PTHREAD_MUTEX_INITIALIZER, .tcv = PTHREAD_COND_INITI
 
 /* -- Location interning ----------------------------------------------------- */
 
-/* FNV-1a over a string, folded into h. */
-static uint64_t lh_hash_str(uint64_t h, const char *s)
-{
-  if (s) for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-  return h;
-}
-
 /* Copy s into the name arena; NULL when full. */
 static const char *lh_arena_copy(const char *s)
 {
@@ -183,7 +177,7 @@ static uint64_t lh_intern(int kind, const char *file, uint32_t line, uint64_t au
   uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)kind;
   h = (h ^ line) * 0x100000001b3ULL;
   h = (h ^ aux) * 0x9e3779b97f4a7c15ULL;
-  h = lh_hash_str(h, file);
+  h = ht_fnv1a_fold(h, file);
   if (!h) h = 1;
   uint32_t i = (uint32_t)(h >> 20) & (LH_LOCS - 1);
   for (uint32_t probe = 0; probe < 64; probe++, i = (i + 1) & (LH_LOCS - 1)) {
@@ -667,20 +661,6 @@ static const char *lh_verify(lua_State *L)
 
 /* -- Sessions ------------------------------------------------------------------ */
 
-/* writer of a tape file: write everything, retrying on EINTR. */
-static size_t lh_fd_write(const void *data, size_t len, void *arg)
-{
-  int fd = (int)(intptr_t)arg;
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(fd, (const char *)data + done, len - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
-  return done;
-}
-
 /* on_stop of a tape file: close it. */
 static int lh_fd_close(void *arg) { return close((int)(intptr_t)arg) ? -1 : 0; }
 
@@ -880,7 +860,7 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
       return lh_fail(L, msg, e);
     }
     struct heaptape_options o = { 0 };
-    o.writer = lh_fd_write;
+    o.writer = heaptape_fd_writer;
     o.on_stop = lh_fd_close;
     o.arg = (void *)(intptr_t)fd;
     o.unwind = HEAPTAPE_UNWIND_NONE;
