@@ -7,15 +7,29 @@
 ** and programs that embed the profiler use.
 **
 ** Error convention: functions return 0 (HEAPTAPE_OK) on success and a
-** negative HEAPTAPE_E_* code on failure; heaptape_strerror() names it.
-** Unless stated otherwise every function is thread-safe and none is
-** async-signal-safe.
+** negative HEAPTAPE_E_* code (heaptape_errors.h) on failure;
+** heaptape_strerror() names it. Each call below lists every value it
+** returns. Unless stated otherwise every function is thread-safe and none
+** is async-signal-safe.
+**
+** Not recording: the calls that report events (heaptape_pool_*,
+** heaptape_rt_*) return HEAPTAPE_OK and do nothing, because allocators call
+** them on every block without knowing whether a recording runs (and another
+** thread may stop it at any moment). The calls that ask for something to
+** appear on the tape (heaptape_mark, heaptape_thread_name,
+** heaptape_loc_declare) return HEAPTAPE_E_NOTRUNNING, so that a program can
+** tell that nothing was recorded. Arguments are checked first, recording or
+** not: a bad argument is HEAPTAPE_E_MISUSE in both states.
+**
+** Building against it: `pkg-config --cflags --libs heaptape` (the header
+** and libheaptape.so, as `make install` puts them).
 */
 #ifndef HEAPTAPE_H
 #define HEAPTAPE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "heaptape_errors.h"   /* HEAPTAPE_OK, HEAPTAPE_E_*: pinned values */
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,14 +38,6 @@ extern "C" {
 #define HEAPTAPE_VERSION_MAJOR 0
 #define HEAPTAPE_VERSION_MINOR 1
 #define HEAPTAPE_FORMAT_VERSION 1   /* tape format written by this library */
-
-/* Error codes; their values are pinned and never change. */
-enum {
-#define HTERRDEF(name, value, msg) HEAPTAPE_E_##name = value,
-#include "../src/base/errmsg.h"
-#undef HTERRDEF
-  HEAPTAPE_OK = 0
-};
 
 /* A static, human-readable message for an error code. Never NULL.
 ** Async-signal-safe. */
@@ -47,7 +53,12 @@ enum {
   HEAPTAPE_UNWIND_NONE = 3       /* no native stacks */
 };
 
+/* Options of heaptape_start(). Set size to sizeof(struct heaptape_options)
+** (HEAPTAPE_OPTIONS_INIT does): fields added later go at the end, and the
+** library reads only the first size bytes, taking 0 for the rest, so a
+** program built against an older header keeps working. */
 struct heaptape_options {
+  size_t size;                /* sizeof(struct heaptape_options); required */
   /* Receives the tape, in order, in chunks of any size. Must return len on
   ** success; anything else is an I/O error that stops emission and is
   ** reported by heaptape_stop(). Called from a heaptape thread or from the
@@ -61,12 +72,20 @@ struct heaptape_options {
   void *arg;                  /* passed to writer and on_stop; caller-owned */
   uint64_t sample_bytes;      /* mean Poisson sampling interval in bytes; 0 = record all */
   int unwind;                 /* HEAPTAPE_UNWIND_* */
-  int frames;                 /* maximum native frames per stack; 0 = default (64) */
+  int frames;                 /* maximum frames per stack; 0 = the recorder's
+                                 default (HEAPTAPE_FRAMES, else 64) */
   int native;                 /* 1: also record the process's malloc/free (needs
                                  libheaptape.so to be the process allocator
                                  front, i.e. preloaded); 0: runtime events only */
   const char *frontend;       /* tape's frontend name ("lua5.4"), copied; NULL = "native" */
 };
+
+/* An initialiser that sets size and zeroes the rest (C99, C++20):
+** struct heaptape_options o = HEAPTAPE_OPTIONS_INIT; */
+#define HEAPTAPE_OPTIONS_INIT { .size = sizeof(struct heaptape_options) }
+/* The size of the first version of the struct (up to frontend). */
+#define HEAPTAPE_OPTIONS_SIZE_V1 \
+  (offsetof(struct heaptape_options, frontend) + sizeof(const char *))
 
 /* A ready-made writer for a file descriptor: set opt->writer to it and
 ** opt->arg to (void *)(intptr_t)fd. It writes everything at the
@@ -76,9 +95,11 @@ struct heaptape_options {
 size_t heaptape_fd_writer(const void *data, size_t len, void *arg);
 
 /* Start recording. The options are copied; opt->arg must stay valid until
-** on_stop. Returns HEAPTAPE_OK, HEAPTAPE_E_MISUSE (no writer, bad values),
-** HEAPTAPE_E_RUNNING, HEAPTAPE_E_NOMEM, or HEAPTAPE_E_IO (the header could
-** not be written; on_stop is not called). */
+** on_stop. Returns HEAPTAPE_OK; HEAPTAPE_E_MISUSE (opt NULL, size 0 or
+** smaller than the first version of the struct, no writer, unwind or frames
+** out of range); HEAPTAPE_E_RUNNING (a recording runs, embedded or
+** preloaded); HEAPTAPE_E_NOMEM; or HEAPTAPE_E_IO (the header could not be
+** written; on_stop is not called). */
 int heaptape_start(const struct heaptape_options *opt);
 
 /* Stop recording: flush every thread's buffer, write the dictionary (symbols
@@ -90,18 +111,22 @@ int heaptape_stop(void);
 /* 1 while recording, 0 otherwise. Async-signal-safe. */
 int heaptape_is_running(void);
 
-/* Put a labelled mark on the tape (label copied, truncated to 4096 bytes). */
+/* Put a labelled mark on the tape (label copied, truncated to 4096 bytes;
+** NULL is the empty label). Returns HEAPTAPE_OK or HEAPTAPE_E_NOTRUNNING. */
 int heaptape_mark(const char *label);
 
-/* Name the calling thread on the tape. */
+/* Name the calling thread on the tape (copied, truncated to 4096 bytes;
+** NULL is the empty name). Returns HEAPTAPE_OK or HEAPTAPE_E_NOTRUNNING. */
 int heaptape_thread_name(const char *name);
 
 /* -- Events of custom allocators ------------------------------------------ */
 
 /* A pool or arena allocator reports blocks it hands out and takes back, with
 ** the caller's native stack. Call after the block is carved out (alloc) and
-** before it is returned to the pool (free), so order stays exact. No-ops
-** when not recording. */
+** before it is returned to the pool (free), so order stays exact.
+** heaptape_pool_alloc returns HEAPTAPE_E_MISUSE if ptr is NULL, else
+** HEAPTAPE_OK; heaptape_pool_free always returns HEAPTAPE_OK (NULL is
+** ignored, as by free). Both do nothing when not recording. */
 int heaptape_pool_alloc(const void *ptr, size_t size);
 int heaptape_pool_free(const void *ptr);
 
@@ -119,18 +144,28 @@ enum {
   HEAPTAPE_LOC_OTHER = 4
 };
 
-/* Declare location id: name and file are copied (may be NULL). */
+/* Declare location id: name and file are copied (may be NULL). Returns
+** HEAPTAPE_OK; HEAPTAPE_E_MISUSE (kind not a HEAPTAPE_LOC_*);
+** HEAPTAPE_E_NOTRUNNING (declarations belong to a recording); or
+** HEAPTAPE_E_NOMEM. */
 int heaptape_loc_declare(heaptape_loc_t id, int kind, const char *name,
                          const char *file, uint32_t line, uint64_t aux);
 
 /* Runtime allocation of size bytes at ptr, with the runtime's stack
-** (locs[0] outermost, depth entries; copied). ptr must not be live. */
+** (locs[0] outermost, depth entries; copied; only the innermost frames
+** are kept past the maximum depth). ptr must not be live. Returns
+** HEAPTAPE_E_MISUSE if ptr is NULL or locs is NULL with depth > 0, else
+** HEAPTAPE_OK; does nothing when not recording. */
 int heaptape_rt_alloc(const heaptape_loc_t *locs, size_t depth,
                       const void *ptr, size_t size);
-/* Runtime free of a live block. */
+/* Runtime free of a live block (NULL is ignored). Returns HEAPTAPE_OK;
+** does nothing when not recording. */
 int heaptape_rt_free(const void *ptr);
 /* Runtime reallocation: old block (may be NULL) replaced by new (may equal
-** old). Reported after the runtime's allocator succeeded. */
+** old; NULL means the block was freed). Reported after the runtime's
+** allocator succeeded. Returns HEAPTAPE_E_MISUSE if new_ptr is set and locs
+** is NULL with depth > 0, else HEAPTAPE_OK; does nothing when not
+** recording. */
 int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
                         const void *old_ptr, const void *new_ptr, size_t size);
 

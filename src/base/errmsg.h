@@ -1,16 +1,17 @@
-/* heaptape -- error codes and their messages, one X-macro table.
-** Values are pinned: append new codes, never renumber (they are ABI). */
+/* heaptape -- the message of every error code, one X-macro table.
+** The codes and their pinned values live in include/heaptape_errors.h;
+** err.c checks that this table names each of them once. */
 
-/* HTERRDEF(name, value, message) */
-HTERRDEF(OK,        0,  "success")
-HTERRDEF(MISUSE,    -1, "invalid argument or call out of order")
-HTERRDEF(RUNNING,   -2, "profiler is already running")
-HTERRDEF(NOMEM,     -3, "out of memory")
-HTERRDEF(IO,        -4, "I/O error")
-HTERRDEF(NOTRUNNING,-5, "profiler is not running")
-HTERRDEF(NOTTAPE,   -6, "not a heaptape tape")
-HTERRDEF(VERSION,   -7, "tape format version is newer than this heaptape")
-HTERRDEF(CORRUPT,   -8, "tape is corrupt")
-HTERRDEF(TRUNCATED, -9, "tape is truncated")
-HTERRDEF(UNSUPPORTED,-10, "not supported")
-HTERRDEF(NOENT,     -11, "no such file")
+/* HTERRDEF(name, message): HEAPTAPE_E_<name> */
+HTERRDEF(OK,          "success")
+HTERRDEF(MISUSE,      "invalid argument or call out of order")
+HTERRDEF(RUNNING,     "profiler is already running")
+HTERRDEF(NOMEM,       "out of memory")
+HTERRDEF(IO,          "I/O error")
+HTERRDEF(NOTRUNNING,  "profiler is not running")
+HTERRDEF(NOTTAPE,     "not a heaptape tape")
+HTERRDEF(VERSION,     "tape format version is newer than this heaptape")
+HTERRDEF(CORRUPT,     "tape is corrupt")
+HTERRDEF(TRUNCATED,   "tape is truncated")
+HTERRDEF(UNSUPPORTED, "not supported")
+HTERRDEF(NOENT,       "no such file")
