@@ -859,7 +859,7 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
       snprintf(msg, sizeof(msg), "%s: %s", fname, strerror(e));
       return lh_fail(L, msg, e);
     }
-    struct heaptape_options o = { 0 };
+    struct heaptape_options o = HEAPTAPE_OPTIONS_INIT;
     o.writer = heaptape_fd_writer;
     o.on_stop = lh_fd_close;
     o.arg = (void *)(intptr_t)fd;

@@ -6,10 +6,23 @@
 #include "record.h"
 #include "../../include/heaptape.h"
 
-/* Start recording through the caller's writer. */
-HT_API int heaptape_start(const struct heaptape_options *opt)
+/* The caller's options as this library's struct: the first user->size
+** bytes, zeroes for fields newer than the caller. 0, or -1 if unusable. */
+static int api_options(const struct heaptape_options *user, struct heaptape_options *o)
 {
-  if (!opt || !opt->writer || opt->frames < 0 || opt->frames > HT_MAXFRAMES ||
+  if (!user || user->size < HEAPTAPE_OPTIONS_SIZE_V1) return -1;
+  memset(o, 0, sizeof(*o));
+  memcpy(o, user, user->size < sizeof(*o) ? user->size : sizeof(*o));
+  return 0;
+}
+
+/* Start recording through the caller's writer. */
+HT_API int heaptape_start(const struct heaptape_options *user)
+{
+  struct heaptape_options o;
+  if (api_options(user, &o)) return HEAPTAPE_E_MISUSE;
+  const struct heaptape_options *opt = &o;
+  if (!opt->writer || opt->frames < 0 || opt->frames > HT_MAXFRAMES ||
       opt->unwind < 0 || opt->unwind > HEAPTAPE_UNWIND_NONE)
     return HEAPTAPE_E_MISUSE;
   HtTapeInfo info = { 0 };

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
   SYM(heaptape_loc_declare); SYM(heaptape_rt_alloc); SYM(heaptape_rt_free);
   SYM(heaptape_rt_realloc); SYM(heaptape_thread_name); SYM(heaptape_pool_alloc);
   SYM(heaptape_pool_free);
-  struct heaptape_options o = { 0 };
+  struct heaptape_options o = HEAPTAPE_OPTIONS_INIT;
   o.writer = put;
   o.on_stop = done;
   o.arg = fopen(argv[2], "wb");
