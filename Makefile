@@ -6,6 +6,8 @@
 # make bench      benchmarks (see docs/PERFORMANCE.md)
 # make asan       the command under ASan + UBSan, in build-asan/
 # make asan-test  the whole suite with that command (not part of `make test`)
+# make install    the command, recorder, headers, pkg-config file, Lua modules and
+#                 man pages under PREFIX (default /usr/local), below DESTDIR
 #
 # -- Options ---------------------------------------------------------------
 #
@@ -92,8 +94,8 @@ $(B)/examples/%: examples/%.c
 # lua-install` copies them to $(LUA_CDIR_54) / $(LUA_CDIR_JIT). See docs/LUA.md.
 LUA_MODS = $(B)/lua/5.4/heaptape.so $(B)/lua/jit/heaptape.so
 LUA_MODFLAGS = -shared -fPIC -Wl,-rpath,'$$ORIGIN/../..' -L$(B) -lheaptape -lpthread -ldl
-LUA_CDIR_54 ?= /usr/local/lib/lua/5.4
-LUA_CDIR_JIT ?= /usr/local/lib/lua/5.1
+LUA_CDIR_54 ?= $(LIBDIR)/lua/5.4
+LUA_CDIR_JIT ?= $(LIBDIR)/lua/5.1
 all: $(LUA_MODS)
 $(B)/lua/5.4/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h src/base/hash.h $(B)/libheaptape.so
 	@mkdir -p $(dir $@)
@@ -107,6 +109,53 @@ lua-install: $(LUA_MODS)
 	install -m 755 $(B)/lua/jit/heaptape.so $(DESTDIR)$(LUA_CDIR_JIT)/heaptape.so
 .PHONY: lua-install
 # -- end of the Lua modules block ---------------------------------------------
+
+# -- Installation ------------------------------------------------------------
+# `make install` (PREFIX, DESTDIR as usual) puts in place:
+#   $(BINDIR)/heaptape              the command
+#   $(LIBDIR)/libheaptape.so        the recorder (LD_PRELOAD, or linked by embedders)
+#   $(HELPERDIR)/                   what the command finds through ../lib/heaptape/:
+#                                   a link to the recorder, heaptape-replay, drivers
+#   $(INCLUDEDIR)/heaptape*.h       the public headers
+#   $(LIBDIR)/pkgconfig/heaptape.pc `pkg-config --cflags --libs heaptape`
+#   $(LUA_CDIR_54), $(LUA_CDIR_JIT) the Lua modules (their rpath finds the
+#                                   recorder two directories up, in $(LIBDIR))
+#   $(MANDIR)/man1/heaptape*.1      man pages made from the --help texts
+# install-files copies what is built without building (the tests use it).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+HELPERDIR = $(PREFIX)/lib/heaptape
+VERSION = $(shell sed -n 's/^\#define HEAPTAPE_VERSION_M[AI][JN]OR* \([0-9]*\).*/\1/p' include/heaptape.h | paste -sd.)
+PUBLIC_HEADERS = include/heaptape.h include/heaptape_errors.h include/heaptape_driver.h
+
+# Man pages: scripts/man.sh runs the built command's --help texts.
+$(B)/man/heaptape.1: $(B)/heaptape scripts/man.sh
+	@rm -rf $(B)/man
+	sh scripts/man.sh $(B)/heaptape $(B)/man
+man: $(B)/man/heaptape.1
+
+install: all man
+	$(MAKE) install-files
+install-files: $(B)/man/heaptape.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(HELPERDIR) \
+	  $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/heaptape $(DESTDIR)$(BINDIR)/heaptape
+	install -m 755 $(B)/libheaptape.so $(DESTDIR)$(LIBDIR)/libheaptape.so
+	if [ "$(LIBDIR)" = "$(PREFIX)/lib" ]; then ln -sf ../libheaptape.so $(DESTDIR)$(HELPERDIR)/libheaptape.so; \
+	else ln -sf $(LIBDIR)/libheaptape.so $(DESTDIR)$(HELPERDIR)/libheaptape.so; fi
+	install -m 755 $(REPLAY_BIN) $(DESTDIR)$(HELPERDIR)/
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  scripts/heaptape.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/heaptape.pc
+	install -m 644 $(B)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(LUA_CDIR_54) $(DESTDIR)$(LUA_CDIR_JIT)
+	install -m 755 $(B)/lua/5.4/heaptape.so $(DESTDIR)$(LUA_CDIR_54)/heaptape.so
+	install -m 755 $(B)/lua/jit/heaptape.so $(DESTDIR)$(LUA_CDIR_JIT)/heaptape.so
+.PHONY: man install install-files
 
 # -- Tests -----------------------------------------------------------------
 UNIT_SRC = $(wildcard tests/unit/test_*.c)

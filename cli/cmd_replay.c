@@ -26,7 +26,8 @@ static const char replay_usage[] =
 #define MAX_DRIVERS 32
 static const char *const builtin[] = {"glibc", "jemalloc", "mimalloc", "tcmalloc"};
 
-/* Directory holding the heaptape binary (and the runner and drivers). */
+/* Directory of the runner and drivers: next to the heaptape binary (the
+** build tree), else ../lib/heaptape/ (where `make install` puts them). */
 static void replay_bindir(char *buf, size_t len)
 {
   ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -34,6 +35,11 @@ static void replay_bindir(char *buf, size_t len)
   buf[n] = 0;
   char *s = strrchr(buf, '/');
   if (s) *s = 0;
+  char cand[PATH_MAX + 64];
+  snprintf(cand, sizeof(cand), "%s/heaptape-replay", buf);
+  if (!access(cand, X_OK)) return;
+  snprintf(cand, sizeof(cand), "%s/../lib/heaptape", buf);
+  if ((size_t)snprintf(NULL, 0, "%s", cand) < len) snprintf(buf, len, "%s", cand);
 }
 
 /* Open path for writing, or report why not. */
