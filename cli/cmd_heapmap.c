@@ -72,7 +72,14 @@ int cmd_heapmap(int argc, char **argv)
   char err[512];
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   int rc = HT_EXIT_OK;
-  if (ht_heapmap_run(r, png, &o, err, sizeof(err))) {
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  HtHeapmap *m = ht_heapmap_new(r, png, &o, err, sizeof(err));
+  int bad = !m || ht_resolve_run(&rs, r, ht_heapmap_layout, NULL, m) || ht_heapmap_plan(m) ||
+            ht_resolve_pass(&rs, r, ht_heapmap_draw, NULL, m) || ht_heapmap_finish(m, &rs);
+  ht_heapmap_destroy(m);
+  ht_resolve_free(&rs);
+  if (bad) {
     if (strchr(err, ':')) ht_cli_error("%s", err);
     else ht_cli_error("%s: %s", path, err);
     rc = HT_EXIT_FAIL;

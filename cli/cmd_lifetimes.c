@@ -62,9 +62,15 @@ int cmd_lifetimes(int argc, char **argv)
   if (!path) { ht_cli_error("lifetimes: no tape given"); goto usage; }
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
-  HtLife l;
+  HtLife l = {0};
+  HtResolve rs;
   int rc = HT_EXIT_OK;
-  if (ht_life_run(r, &o, &l)) {
+  ht_resolve_init(&rs);
+  uint64_t nops = ht_resolve_count_ops(r);
+  int bad = nops == HT_RES_NONE || ht_life_init(&l, &o, nops);
+  if (!bad) bad = ht_resolve_run(&rs, r, ht_life_res, NULL, &l) || ht_life_finish(&l, &rs, r);
+  ht_resolve_free(&rs);
+  if (bad) {
     ht_cli_error("%s: out of memory", path);
     rc = HT_EXIT_FAIL;
   } else {

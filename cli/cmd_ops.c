@@ -8,12 +8,23 @@
 #include "cmds.h"
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
-#include "../src/output/ops.h"
+#include "../src/analyze/ops.h"
 
 static const char ops_usage[] =
   "usage: heaptape ops [-o OUT] FILE\n"
   "  one line per operation: SEQ TID N HANDLE SIZE [C|A<align>|R<old>]\n"
   "                          SEQ TID F HANDLE [R]\n";
+
+/* The log being written. */
+typedef struct OpsLog { HtOps o; FILE *f; } OpsLog;
+
+/* One resolved event: its line, if it is an op. */
+static void ops_line(void *ctx, const HtRes *res)
+{
+  OpsLog *l = ctx;
+  HtOp op;
+  if (ht_ops_res(&l->o, res, &op)) ht_ops_print(l->f, &op);
+}
 
 /* `heaptape ops`: parse its arguments and run it; returns the exit status. */
 int cmd_ops(int argc, char **argv)
@@ -46,8 +57,9 @@ int cmd_ops(int argc, char **argv)
     ht_reader_close(r);
     return HT_EXIT_FAIL;
   }
-  HtOps o;
-  if (ht_ops_init(&o)) {
+  OpsLog l = {.f = f};
+  HtOps *o = &l.o;
+  if (ht_ops_init(o)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     ht_reader_close(r);
     return HT_EXIT_FAIL;
@@ -55,21 +67,21 @@ int cmd_ops(int argc, char **argv)
   if (ht_reader_header(r)->sample)
     ht_cli_error("warning: %s: sampled tape; the log holds the sampled blocks only", path);
   fprintf(f, "# heaptape ops 1: seq tid N handle size [C|A<align>|R<old>] | seq tid F handle [R]\n");
-  HtEvent ev;
-  HtOp op;
-  while (ht_reader_next(r, &ev) > 0)
-    if (ht_ops_event(&o, &ev, &op)) ht_ops_print(f, &op);
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  if (ht_resolve_run(&rs, r, ops_line, NULL, &l)) o->oom = 1;
+  ht_resolve_free(&rs);
   fprintf(f, "# ops %" PRIu64 " handles %" PRIu64 " live %" PRIu64 " bytes %" PRIu64
-          " peak %" PRIu64 " unknown-frees %" PRIu64 "\n", o.nops, o.next_handle - 1,
-          o.live_n, o.live_bytes, o.peak, o.unknown_frees);
+          " peak %" PRIu64 " unknown-frees %" PRIu64 "\n", o->nops, o->next_handle - 1,
+          o->live_n, o->live_bytes, o->peak, o->unknown_frees);
   ht_cli_warn_damage(path, r);
   int rc = HT_EXIT_OK;
-  if (o.oom) { ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); rc = HT_EXIT_FAIL; }
+  if (o->oom) { ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); rc = HT_EXIT_FAIL; }
   if ((out ? fclose(f) : fflush(f)) != 0) {
     ht_cli_error("%s: write error", out ? out : "stdout");
     rc = HT_EXIT_FAIL;
   }
-  ht_ops_free(&o);
+  ht_ops_free(o);
   ht_reader_close(r);
   return rc;
 }

@@ -4,19 +4,9 @@
 #include <string.h>
 
 #include "model.h"
-#include "pump.h"
 #include "frames.h"
 #include "../base/grow.h"
 #include "../../include/heaptape.h"
-
-/* One live block. */
-/* The payload of a live block in m->live (24 bytes: 32-byte slots). */
-typedef struct Block {
-  uint64_t weight;           /* bytes it stands for (size if unsampled) */
-  uint32_t n;                /* allocations it stands for (1 if unsampled) */
-  uint32_t site;             /* site index */
-  uint32_t tid;              /* thread index that allocated it */
-} Block;
 
 /* -- Growable vectors ----------------------------------------------------- */
 
@@ -73,12 +63,12 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 
 /* -- Sites and threads ---------------------------------------------------- */
 
-/* Index of the site of an allocation, created if new; UINT32_MAX on OOM.
+/* Index of the site of a block, created if new; UINT32_MAX on OOM.
 ** A site is a stack, or with o.split a (stack, thread, domain). */
-static uint32_t model_site(HtModel *m, const HtEvent *ev)
+static uint32_t model_site(HtModel *m, const HtBlock *blk)
 {
-  uint32_t stack = ev->stack, tid = m->o.split ? ev->tid : 0;
-  unsigned rt = m->o.split && (ev->kind & HT_K_DOMAIN_RT);
+  uint32_t stack = blk->stack, tid = m->o.split ? blk->tid & ~HT_BLOCK_RT : 0;
+  unsigned rt = m->o.split && (blk->tid & HT_BLOCK_RT);
   uint64_t key = stack;
   if (m->o.split) /* thread ids are below 2^22; hash collisions probe on */
     key = ht_hash64((uint64_t)stack | (uint64_t)tid << 32 | (uint64_t)rt << 63);
@@ -142,17 +132,40 @@ static void model_settle(HtModel *m, HtThread *t)
   model_override(m, t->pend_loc, t->pend_loc, 1);
 }
 
-/* An allocation event. */
-static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
+/* Allocations a block stands for: 1, or its weight over its size when
+** sampled; blocks keep it below 2^32 (the width the live table had). */
+HT_INLINE uint64_t model_count(uint64_t weight, uint64_t size)
 {
-  uint64_t w = ev->weight ? ev->weight : ev->size;
-  uint64_t n = 1;
-  if (ev->weight > ev->size && ev->size) n = (ev->weight + ev->size / 2) / ev->size;
+  return weight > size && size ? (weight + size / 2) / size : 1;
+}
+
+/* Take a block's figures out of its site and the heap. */
+static HtSite *model_unlive(HtModel *m, const HtBlock *b, uint64_t *n)
+{
+  uint64_t c = model_count(b->weight, b->size);
+  *n = c > UINT32_MAX ? UINT32_MAX : c;
+  uint32_t si = model_site(m, b);
+  if (si == UINT32_MAX) return NULL;
+  HtSite *s = &m->site[si];
+  model_touch(m, s);
+  s->f.live -= b->weight;
+  s->f.live_n -= *n;
+  m->heap -= b->weight;
+  m->heap_n -= *n;
+  return s;
+}
+
+/* An allocation event. */
+static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
+{
+  const HtEvent *ev = res->ev;
+  uint64_t w = res->blk.weight;
+  uint64_t n = model_count(w, ev->size);
   unsigned k = HT_K_FAMILY(ev->kind);
   m->by_kind[k]++;
   unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
   m->hist[lg]++;
-  uint32_t si = model_site(m, ev);
+  uint32_t si = model_site(m, &res->blk);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
   int is_realloc = k == HT_K_REALLOC && t->pend;
@@ -184,23 +197,13 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
   t->last_addr = ev->addr;
   t->last_valid = 1;
 
-  int existed;
-  Block *b = ht_live_put(&m->live, ht_event_block(ev), &existed);
-  if (!b) { m->oom = 1; return; }
-  if (existed) {
+  if (res->rs->oom) { m->oom = 1; return; }
+  if (res->dup) {
     /* An address allocated twice: the tape lost the free; drop the old one. */
-    HtSite *os = &m->site[b->site];
-    model_touch(m, os);
-    os->f.live -= b->weight;
-    os->f.live_n -= b->n;
-    m->heap -= b->weight;
-    m->heap_n -= b->n;
+    uint64_t on;
+    model_unlive(m, &res->old, &on);
     m->dup_allocs++;
   }
-  b->site = si;
-  b->weight = w;
-  b->n = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-  b->tid = ti;
   s = &m->site[si];
   model_touch(m, s);
   s->f.live += w;
@@ -218,13 +221,13 @@ static void model_alloc(HtModel *m, const HtEvent *ev, HtThread *t, uint32_t ti)
 }
 
 /* A free event. */
-static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
+static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
 {
+  const HtEvent *ev = res->ev;
   int realloc_free = HT_K_FAMILY(ev->kind) == HT_K_REALLOC;
   model_settle(m, t);
   t->frees++;
-  Block blk, *b = &blk;
-  if (!ht_live_del(&m->live, ht_event_block(ev), &blk)) {
+  if (!res->known) {
     m->unknown_frees++;
     if (HT_K_HAS_SIZE(ev->kind)) m->unknown_bytes += ev->size;
     if (realloc_free) {  /* realloc of a block from before the recording */
@@ -235,30 +238,29 @@ static void model_free_ev(HtModel *m, const HtEvent *ev, HtThread *t)
     }
     return;
   }
-  HtSite *s = &m->site[b->site];
-  model_touch(m, s);
-  s->f.live -= b->weight;
-  s->f.live_n -= b->n;
-  s->f.frees += b->n;
+  const HtBlock *b = &res->blk;
+  uint64_t n;
+  HtSite *s = model_unlive(m, b, &n);
+  uint32_t oi = model_thread(m, b->tid & ~HT_BLOCK_RT);
+  if (!s || oi == UINT32_MAX) return;
+  s->f.frees += n;
   s->f.freed += b->weight;
-  m->heap -= b->weight;
-  m->heap_n -= b->n;
-  m->frees += b->n;
+  m->frees += n;
   m->freed += b->weight;
-  HtThread *owner = &m->th[b->tid];
+  HtThread *owner = &m->th[oi];  /* it allocated: m->th did not move */
   if (!realloc_free && owner->last_valid && owner->last_addr == ev->addr) {
-    s->f.temp += b->n;
-    m->temp += b->n;
+    s->f.temp += n;
+    m->temp += n;
   }
   if (owner->last_addr == ev->addr) owner->last_valid = 0;
   if (realloc_free) {
     t->pend = 1;
     t->pend_loc = s->loc;
     t->pend_bytes = b->weight;
-    t->pend_n = b->n;
+    t->pend_n = n;
   } else {
     HtLoc *l = &m->loc[s->loc];
-    l->d_n += b->n;
+    l->d_n += n;
     l->d_minus += b->weight;
     model_override(m, s->loc, s->loc, 1);
   }
@@ -287,9 +289,11 @@ static void model_clock(HtModel *m, uint64_t ts)
   }
 }
 
-/* Feed one event. */
-void ht_model_event(HtModel *m, const HtEvent *ev)
+/* Feed one resolved event. */
+void ht_model_res(void *arg, const HtRes *res)
 {
+  HtModel *m = arg;
+  const HtEvent *ev = res->ev;
   if (m->events == 0) m->first_ts = ev->ts;
   m->events++;
   if (ev->type < HT_COUNTOF(m->by_type)) m->by_type[ev->type]++;
@@ -300,8 +304,8 @@ void ht_model_event(HtModel *m, const HtEvent *ev)
   HtThread *t = &m->th[ti];
   t->events++;
   switch (ev->type) {
-  case HT_EV_ALLOC: model_alloc(m, ev, t, ti); break;
-  case HT_EV_FREE: model_free_ev(m, ev, t); break;
+  case HT_EV_ALLOC: model_alloc(m, res, t); break;
+  case HT_EV_FREE: model_free_ev(m, res, t); break;
   case HT_EV_THREAD: {
     size_t n = ev->len < sizeof(t->name) - 1 ? ev->len : sizeof(t->name) - 1;
     memcpy(t->name, ev->str, n);
@@ -318,6 +322,14 @@ void ht_model_event(HtModel *m, const HtEvent *ev)
   }
 }
 
+/* Feed one event of the tape, resolved by the model's own resolver. */
+void ht_model_event(HtModel *m, const HtEvent *ev)
+{
+  HtRes res;
+  ht_resolve_event(&m->rs, ev, &res);
+  ht_model_res(m, &res);
+}
+
 /* -- Lifecycle ------------------------------------------------------------ */
 
 /* Set up m over an open reader. */
@@ -329,7 +341,7 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   else m->o.at_ns = UINT64_MAX;
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
-  ht_live_init(&m->live, sizeof(Block));
+  ht_resolve_init(&m->rs);
   if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
       ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);
@@ -348,7 +360,7 @@ void ht_model_free(HtModel *m)
   free(m->loc); ht_strtab_free(&m->loc_name); free(m->site); free(m->th);
   ht_map_free(&m->site_of);
   ht_map_free(&m->over_seen);
-  ht_live_free(&m->live); ht_map_free(&m->th_of);
+  ht_resolve_free(&m->rs); ht_map_free(&m->th_of);
   memset(m, 0, sizeof(*m));
 }
 
@@ -388,29 +400,26 @@ void ht_model_finish(HtModel *m)
   }
 }
 
-/* The whole pass. */
-/* Start loading what an event will touch: its block and its site. */
+/* Start loading the site an allocation will touch. */
 static void model_prefetch(void *ctx, const HtEvent *ev)
 {
   HtModel *m = ctx;
-  ht_live_prefetch(&m->live, ht_event_block(ev));
   if (ev->type == HT_EV_ALLOC && !m->o.split) ht_map_prefetch(&m->site_of, ev->stack);
 }
 
-/* Apply one event and report progress now and then. */
-static void model_apply(void *ctx, const HtEvent *ev)
+/* Apply one resolved event and report progress now and then. */
+static void model_apply(void *ctx, const HtRes *res)
 {
   HtModel *m = ctx;
-  ht_model_event(m, ev);
+  ht_model_res(m, res);
   if (m->o.progress && (m->events & 0xfffff) == 0)
     m->o.progress(m->o.arg, m->events, ht_reader_stats(m->r)->events);
 }
 
-/* The whole pass. The live table is far larger than the caches on big
-** heaps, so events go through ht_pump_run's lookahead ring. */
+/* The whole pass: the resolver's (resolve.h), then finish. */
 int ht_model_run(HtModel *m)
 {
-  ht_pump_run(m->r, model_prefetch, model_apply, m);
+  if (ht_resolve_run(&m->rs, m->r, model_apply, model_prefetch, m)) m->oom = 1;
   ht_model_finish(m);
   return m->oom ? HEAPTAPE_E_NOMEM : 0;
 }

@@ -3,17 +3,17 @@
 #ifndef HT_MODEL_H
 #define HT_MODEL_H
 
-#include "../base/livetab.h"
 #include "../base/map.h"
 #include "../base/strtab.h"
 #include "../format/reader.h"
+#include "resolve.h"
 #include "timeline.h"
 
 /*
 ** What the model keeps, and why it stays small:
 ** - one HtSite per distinct allocation stack (global stack id),
 ** - one HtLoc per distinct "innermost meaningful frame" name,
-** - one block per live allocation (freed blocks are forgotten),
+** - no blocks: frees come resolved to the block they release (resolve.h),
 ** - one HtThread per thread, a fixed-size timeline and histogram.
 ** Memory is bounded by the live set plus the distinct stacks, never by the
 ** length of the tape.
@@ -131,7 +131,7 @@ struct HtModel {
   size_t cloc;               /* allocated */
   HtStrtab loc_name;         /* location names: id = location index */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */
-  HtLive live;               /* live blocks by address */
+  HtResolve rs;              /* resolver of ht_model_event and ht_model_run */
   HtThread *th;              /* threads */
   uint32_t nth;              /* used */
   size_t cth;                /* allocated */
@@ -175,11 +175,15 @@ struct HtModel {
 int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o) HT_HIDDEN;
 /* Release everything m owns (not the reader). */
 void ht_model_free(HtModel *m) HT_HIDDEN;
-/* Feed one event (normally done by ht_model_run). */
+/* Feed one resolved event (an HtResFn: m is the model). */
+void ht_model_res(void *m, const HtRes *res) HT_HIDDEN;
+/* Feed one event of the tape, resolved by m->rs (normally done by
+** ht_model_run). */
 void ht_model_event(HtModel *m, const HtEvent *ev) HT_HIDDEN;
 /* Settle pending state and derive location figures and peak shares. */
 void ht_model_finish(HtModel *m) HT_HIDDEN;
-/* The whole pass: every event of the reader, then finish. Returns 0 or
+/* The whole pass: every event of the reader resolved by m->rs, then
+** finish. Returns 0 or
 ** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). */
 int ht_model_run(HtModel *m) HT_HIDDEN;
 

@@ -16,10 +16,9 @@
 
 #include "symbolize.h"
 #include "debugcache.h"
-#include "pump.h"
+#include "resolve.h"
 #include "../base/fdio.h"
 #include "../base/grow.h"
-#include "../base/livetab.h"
 #include "../base/map.h"
 #include "../base/msg.h"
 #include "../format/reader.h"
@@ -559,39 +558,28 @@ typedef struct SymScan {
   HtReader *r;               /* the tape */
   HtSymbolizer *sy;          /* gets MODULE events, or NULL */
   HtSymSummary *sum;         /* totals being counted */
-  HtLive live;               /* live blocks: their weight */
   uint64_t cur;              /* bytes live now */
 } SymScan;
 
-/* Start loading an event's live-table slot. */
-static void sym_prefetch(void *ctx, const HtEvent *ev)
-{
-  ht_live_prefetch(&((SymScan *)ctx)->live, ht_event_block(ev));
-}
-
-/* Count one event; MODULE events go to the symboliser. */
-static void sym_apply(void *ctx, const HtEvent *ev)
+/* Count one resolved event; MODULE events go to the symboliser. */
+static void sym_apply(void *ctx, const HtRes *res)
 {
   SymScan *sc = ctx;
   HtSymSummary *sum = sc->sum;
+  const HtEvent *ev = res->ev;
   sum->events++;
   switch (ev->type) {
   case HT_EV_ALLOC: {
-    uint64_t w = ev->weight ? ev->weight : ev->size;
-    int existed;
-    uint64_t *lw = ht_live_put(&sc->live, ht_event_block(ev), &existed);
-    if (lw && existed) sc->cur -= *lw; /* a lost free: the old block is gone */
-    if (lw) *lw = w;
+    uint64_t w = res->blk.weight;
+    if (res->dup) sc->cur -= res->old.weight; /* a lost free: the old block is gone */
     sum->allocated += w;
     sc->cur += w;
     if (sc->cur > sum->peak) sum->peak = sc->cur;
     break;
   }
-  case HT_EV_FREE: {
-    uint64_t old;
-    if (ht_live_del(&sc->live, ht_event_block(ev), &old)) sc->cur -= old;
+  case HT_EV_FREE:
+    if (res->known) sc->cur -= res->blk.weight;
     break;
-  }
   case HT_EV_MODULE: {
     sum->modules++;
     if (!sc->sy) break;
@@ -612,13 +600,14 @@ static void sym_apply(void *ctx, const HtEvent *ev)
   }
 }
 
-/* Events, bytes and peak (one pass through the prefetching pump). */
+/* Events, bytes and peak (one resolving pass). */
 static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum)
 {
   SymScan sc = {.r = r, .sy = sy, .sum = sum};
-  ht_live_init(&sc.live, sizeof(uint64_t));
-  ht_pump_run(r, sym_prefetch, sym_apply, &sc);
-  ht_live_free(&sc.live);
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  ht_resolve_run(&rs, r, sym_apply, NULL, &sc);
+  ht_resolve_free(&rs);
 }
 
 /* Unique native addresses of the stack table lacking a symbol; sorted. */

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "heapmap.h"
-#include "ops.h"
+#include "../analyze/frames.h"
+#include "../analyze/ops.h"
 #include "../base/hash.h"
 
 /*
@@ -127,6 +128,11 @@ static const char *const font_glyph[95] = {
   "000000000000000000000000000000000002cd72625108d80000000000000000000000000000000000000000000",
 };
 
+typedef struct Img {
+  unsigned w, h;             /* pixels */
+  uint32_t *px;              /* 0xRRGGBB, row-major */
+} Img;
+
 typedef struct Map {
   uint64_t *gran;            /* sorted granule numbers */
   size_t ngran;              /* granules */
@@ -134,12 +140,18 @@ typedef struct Map {
   HtMap site_col;            /* stack -> colour */
   HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
   const HtReader *r;         /* tape (site names) */
+  const HtHeapmapOpts *o;    /* options */
+  const char *png;           /* the picture's path, or NULL */
+  HtMap g;                   /* granules touched (pass 1) */
+  HtOps ops;                 /* operations stream of the pass */
+  int deco;                  /* axes and legend around the plot */
+  long px, py;               /* the plot's place in the picture */
+  Img out, fr, im;           /* picture, frame, plot */
+  unsigned nf, fk;           /* frames to write, written */
+  int failed;                /* an error is in err */
+  char *err;                 /* where errors go */
+  size_t errlen;             /* its size */
 } Map;
-
-typedef struct Img {
-  unsigned w, h;             /* pixels */
-  uint32_t *px;              /* 0xRRGGBB, row-major */
-} Img;
 
 /* Order granules. */
 static int map_cmp(const void *a, const void *b)
@@ -182,7 +194,8 @@ static uint32_t map_site(Map *m, uint32_t stack)
   uint64_t *v = ht_map_get(&m->site_col, stack);
   if (v) return (uint32_t)*v;
   char name[1024];
-  uint32_t c = map_colour(ht_ops_site_name(m->r, stack, name, sizeof(name)));
+  ht_frames_site_name(m->r, stack, m->o->wrappers, m->o->nwrappers, name, sizeof(name), NULL);
+  uint32_t c = map_colour(name);
   ht_map_put(&m->site_col, stack, c);
   return c;
 }
@@ -248,7 +261,7 @@ static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t add
 }
 
 /* One frame: the live blocks, the laid-out space wrapped row by row. */
-static int map_frame(Map *m, const HtOps *ops, Img *fr, const char *dir, unsigned k,
+static int map_frame(Map *m, const HtResolve *rs, Img *fr, const char *dir, unsigned k,
                      char *err, size_t errlen)
 {
   double span = (double)((uint64_t)m->ngran << GRAN_SHIFT);
@@ -257,7 +270,7 @@ static int map_frame(Map *m, const HtOps *ops, Img *fr, const char *dir, unsigne
   for (size_t i = 0; i < (size_t)fr->w * fr->h; i++) fr->px[i] = BG;
   size_t it = 0;
   HtOpBlock b;
-  while (ht_ops_live_next(ops, &it, &b)) {
+  while (ht_ops_live_next(rs, &it, &b)) {
     uint32_t c = map_site(m, b.stack);
     size_t p0 = (size_t)((double)map_pos(m, b.addr) / per);
     size_t p1 = (size_t)((double)map_pos(m, b.addr + (b.size ? b.size : 1) - 1) / per) + 1;
@@ -387,7 +400,9 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
     img_fill(out, lx, lx + 10, ly + 2, ly + 12, map_site(m, (uint32_t)st[i]));
     snprintf(buf, sizeof(buf), "%s", size);
     img_text(out, lx + 14, ly, buf, cols, 0, INK);
-    img_text(out, lx + 14, ly + FH, ht_ops_site_name(m->r, (uint32_t)st[i], name, sizeof(name)), cols, 0, INK);
+    ht_frames_site_name(m->r, (uint32_t)st[i], m->o->wrappers, m->o->nwrappers, name,
+                        sizeof(name), NULL);
+    img_text(out, lx + 14, ly + FH, name, cols, 0, INK);
     ly += 2 * FH + 4;
   }
   if (n && ly + FH < py + (long)plot->h) {
@@ -397,99 +412,147 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
   free(st);
 }
 
-/* Draw the heap map of a tape. */
-int ht_heapmap_run(HtReader *r, const char *png, const HtHeapmapOpts *o, char *err,
-                   size_t errlen)
+/* -- The two passes ----------------------------------------------------- */
+
+/* Start a heap map. */
+HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpts *o,
+                          char *err, size_t errlen)
 {
-  Map m = {.r = r};
-  HtMap g;
-  HtOps ops;
-  HtEvent ev;
-  HtOp op;
+  Map *m = calloc(1, sizeof(*m));
+  snprintf(err, errlen, "out of memory");
+  if (!m) return NULL;
+  m->r = r;
+  m->o = o;
+  m->png = png;
+  m->err = err;
+  m->errlen = errlen;
   /* The plot inside the picture: axes on the left and below, a legend on
   ** the right; a picture too small for them is all plot. */
-  int deco = o->w >= 400 && o->h >= 200;
-  unsigned lw = !deco ? 0 : o->w >= 800 ? (o->w / 4 < 320 ? o->w / 4 : 320) : 0;
-  long px = deco ? 80 : 0, py = deco ? 24 : 0;
-  Img out = {.w = o->w, .h = o->h}, fr = {.w = o->fw, .h = o->fh};
-  Img im = {.w = deco ? o->w - 80 - 10 - lw : o->w, .h = deco ? o->h - 24 - 40 : o->h};
-  int rc = -1;
-  snprintf(err, errlen, "out of memory");
-  if (ht_map_init(&g, 1024)) return -1;
-  if (ht_map_init(&m.site_col, 64) || ht_map_init(&m.site_bytes, 64) || ht_ops_init(&ops)) goto out0;
-  while (ht_reader_next(r, &ev) > 0) {
-    if (!ht_ops_event(&ops, &ev, &op) || op.op != HT_OP_NEW) continue;
-    uint64_t *sb = ht_map_get(&m.site_bytes, op.stack);
-    if (sb) *sb += op.size;
-    else if (ht_map_put(&m.site_bytes, op.stack, op.size)) goto out1;
-    uint64_t last = (op.addr + (op.size ? op.size - 1 : 0)) >> GRAN_SHIFT;
-    for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++)
-      if (!ht_map_get(&g, k) && ht_map_put(&g, k, 1)) goto out1;
+  m->deco = o->w >= 400 && o->h >= 200;
+  unsigned lw = !m->deco ? 0 : o->w >= 800 ? (o->w / 4 < 320 ? o->w / 4 : 320) : 0;
+  m->px = m->deco ? 80 : 0;
+  m->py = m->deco ? 24 : 0;
+  m->out = (Img){.w = o->w, .h = o->h};
+  m->fr = (Img){.w = o->fw, .h = o->fh};
+  m->im = (Img){.w = m->deco ? o->w - 80 - 10 - lw : o->w,
+                .h = m->deco ? o->h - 24 - 40 : o->h};
+  if (ht_map_init(&m->g, 1024) || ht_map_init(&m->site_col, 64) ||
+      ht_map_init(&m->site_bytes, 64) || ht_ops_init(&m->ops)) {
+    ht_heapmap_destroy(m);
+    return NULL;
   }
-  m.nops = ops.nops ? ops.nops : 1;
-  ht_ops_free(&ops);
-  m.gran = malloc((g.count ? g.count : 1) * sizeof(uint64_t));
-  if (!m.gran) goto out0;
+  return m;
+}
+
+/* Release a heap map. */
+void ht_heapmap_destroy(HtHeapmap *m)
+{
+  if (!m) return;
+  free(m->im.px);
+  free(m->out.px);
+  free(m->fr.px);
+  free(m->gran);
+  ht_map_free(&m->site_col);
+  ht_map_free(&m->site_bytes);
+  ht_map_free(&m->g);
+  ht_ops_free(&m->ops);
+  free(m);
+}
+
+/* Pass 1: the granules blocks touch and the bytes of each site. */
+void ht_heapmap_layout(void *arg, const HtRes *res)
+{
+  Map *m = arg;
+  HtOp op;
+  if (m->failed || !ht_ops_res(&m->ops, res, &op) || op.op != HT_OP_NEW) return;
+  uint64_t *sb = ht_map_get(&m->site_bytes, op.stack);
+  if (sb) *sb += op.size;
+  else if (ht_map_put(&m->site_bytes, op.stack, op.size)) { m->failed = 1; return; }
+  uint64_t last = (op.addr + (op.size ? op.size - 1 : 0)) >> GRAN_SHIFT;
+  for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++)
+    if (!ht_map_get(&m->g, k) && ht_map_put(&m->g, k, 1)) { m->failed = 1; return; }
+}
+
+/* Between the passes: lay the granules out and prepare the pictures. */
+int ht_heapmap_plan(HtHeapmap *m)
+{
+  if (m->failed) return -1;
+  m->nops = m->ops.nops ? m->ops.nops : 1;
+  ht_ops_free(&m->ops);
+  if (ht_ops_init(&m->ops)) return -1;
+  m->gran = malloc((m->g.count ? m->g.count : 1) * sizeof(uint64_t));
+  if (!m->gran) return -1;
   size_t it = 0;
   uint64_t k, v;
-  while (ht_map_next(&g, &it, &k, &v)) m.gran[m.ngran++] = k;
-  qsort(m.gran, m.ngran, sizeof(uint64_t), map_cmp);
-  if (!m.ngran) { snprintf(err, errlen, "no allocations on the tape"); goto out0; }
-
-  im.px = png ? malloc((size_t)im.w * im.h * sizeof(uint32_t)) : NULL;
-  fr.px = o->frames ? malloc((size_t)fr.w * fr.h * sizeof(uint32_t)) : NULL;
-  if ((png && !im.px) || (o->frames && !fr.px)) goto out0;
-  for (size_t i = 0; png && i < (size_t)im.w * im.h; i++) im.px[i] = BG;
-  for (size_t i = 1; png && i < m.ngran; i++)  /* jumps in the address space */
-    if (m.gran[i] != m.gran[i - 1] + 1) {
-      long y = (long)((double)((uint64_t)i << GRAN_SHIFT) * im.h /
-                      (double)((uint64_t)m.ngran << GRAN_SHIFT));
-      img_fill(&im, 0, im.w, y, y + 1, SEP);
+  while (ht_map_next(&m->g, &it, &k, &v)) m->gran[m->ngran++] = k;
+  qsort(m->gran, m->ngran, sizeof(uint64_t), map_cmp);
+  if (!m->ngran) { snprintf(m->err, m->errlen, "no allocations on the tape"); return -1; }
+  Img *im = &m->im;
+  const char *png = m->png;
+  im->px = png ? malloc((size_t)im->w * im->h * sizeof(uint32_t)) : NULL;
+  m->fr.px = m->o->frames ? malloc((size_t)m->fr.w * m->fr.h * sizeof(uint32_t)) : NULL;
+  if ((png && !im->px) || (m->o->frames && !m->fr.px)) return -1;
+  for (size_t i = 0; png && i < (size_t)im->w * im->h; i++) im->px[i] = BG;
+  for (size_t i = 1; png && i < m->ngran; i++)  /* jumps in the address space */
+    if (m->gran[i] != m->gran[i - 1] + 1) {
+      long y = (long)((double)((uint64_t)i << GRAN_SHIFT) * im->h /
+                      (double)((uint64_t)m->ngran << GRAN_SHIFT));
+      img_fill(im, 0, im->w, y, y + 1, SEP);
     }
-  if (ht_reader_rewind(r) || ht_ops_init(&ops)) goto out0;
-  unsigned nf = o->frames ? (o->nframes ? o->nframes : 1) : 0, fk = 0;
-  while (ht_reader_next(r, &ev) > 0) {
-    if (!ht_ops_event(&ops, &ev, &op)) continue;
-    if (op.op == HT_OP_FREE && png) map_block(&m, &im, op.born, op.index, op.addr, op.size, op.stack);
-    while (fk < nf && op.index + 1 >= (fk + 1) * m.nops / nf)
-      if (map_frame(&m, &ops, &fr, o->frames, fk++, err, errlen)) goto out1;
-  }
-  it = 0;
+  m->nf = m->o->frames ? (m->o->nframes ? m->o->nframes : 1) : 0;
+  return 0;
+}
+
+/* Pass 2: each freed block drawn; the frames written as their moments pass. */
+void ht_heapmap_draw(void *arg, const HtRes *res)
+{
+  Map *m = arg;
+  HtOp op;
+  if (m->failed || !ht_ops_res(&m->ops, res, &op)) return;
+  if (op.op == HT_OP_FREE && m->png)
+    map_block(m, &m->im, op.born, op.index, op.addr, op.size, op.stack);
+  while (m->fk < m->nf && op.index + 1 >= (m->fk + 1) * m->nops / m->nf)
+    if (map_frame(m, res->rs, &m->fr, m->o->frames, m->fk++, m->err, m->errlen)) {
+      m->failed = 1;
+      return;
+    }
+}
+
+/* After pass 2: blocks never freed, the picture and the legend. */
+int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
+{
+  if (m->failed) return -1;
+  snprintf(m->err, m->errlen, "out of memory");
+  size_t it = 0;
+  uint64_t k, v;
   HtOpBlock b;
-  while (png && ht_ops_live_next(&ops, &it, &b))
-    map_block(&m, &im, b.born, m.nops, b.addr, b.size, b.stack);
-  if (png && deco) {
-    out.px = malloc((size_t)out.w * out.h * sizeof(uint32_t));
-    if (!out.px) goto out1;
-    map_decorate(&m, &out, &im, px, py, ht_reader_header(r)->exe);
+  const char *png = m->png;
+  while (png && ht_ops_live_next(rs, &it, &b))
+    map_block(m, &m->im, b.born, m->nops, b.addr, b.size, b.stack);
+  if (png && m->deco) {
+    m->out.px = malloc((size_t)m->out.w * m->out.h * sizeof(uint32_t));
+    if (!m->out.px) return -1;
+    map_decorate(m, &m->out, &m->im, m->px, m->py, ht_reader_header(m->r)->exe);
   }
-  if (png && img_png(deco ? &out : &im, png, err, errlen)) goto out1;
-  if (o->legend) {
+  if (png && img_png(m->deco ? &m->out : &m->im, png, m->err, m->errlen)) return -1;
+  FILE *legend = m->o->legend;
+  if (legend) {
     it = 0;
     char name[1024];
-    fprintf(o->legend, "heap map: %" PRIu64 " ops over %zu KiB of address space in %zu granules of 64 KiB\n",
-            m.nops, m.ngran << (GRAN_SHIFT - 10), m.ngran);
-    fprintf(o->legend, "site colours:\n");
+    fprintf(legend, "heap map: %" PRIu64 " ops over %zu KiB of address space in %zu granules of 64 KiB\n",
+            m->nops, m->ngran << (GRAN_SHIFT - 10), m->ngran);
+    fprintf(legend, "site colours:\n");
     uint64_t seen[40];
     unsigned shown = 0;
-    while (ht_map_next(&m.site_col, &it, &k, &v) && shown < HT_COUNTOF(seen)) {
+    while (ht_map_next(&m->site_col, &it, &k, &v) && shown < HT_COUNTOF(seen)) {
       unsigned j = 0;
       while (j < shown && seen[j] != v) j++;
       if (j < shown) continue;
       seen[shown++] = v;
-      fprintf(o->legend, "  #%06" PRIx64 "  %s\n", v, ht_ops_site_name(r, (uint32_t)k, name, sizeof(name)));
+      ht_frames_site_name(m->r, (uint32_t)k, m->o->wrappers, m->o->nwrappers, name,
+                          sizeof(name), NULL);
+      fprintf(legend, "  #%06" PRIx64 "  %s\n", v, name);
     }
   }
-  rc = 0;
-out1:
-  ht_ops_free(&ops);
-out0:
-  free(im.px);
-  free(out.px);
-  free(fr.px);
-  free(m.gran);
-  ht_map_free(&m.site_col);
-  ht_map_free(&m.site_bytes);
-  ht_map_free(&g);
-  return rc;
+  return 0;
 }

@@ -4,7 +4,7 @@
 #define HT_HEAPMAP_H
 
 #include <stdio.h>
-#include "../format/reader.h"
+#include "../analyze/resolve.h"
 
 typedef struct HtHeapmapOpts {
   unsigned w, h;             /* picture size in pixels */
@@ -12,11 +12,27 @@ typedef struct HtHeapmapOpts {
   unsigned nframes;          /* frames to write */
   unsigned fw, fh;           /* frame size in pixels */
   FILE *legend;              /* where to print the site colours, or NULL */
+  const char *const *wrappers; /* extra wrapper patterns of site names, or NULL */
+  size_t nwrappers;          /* patterns */
 } HtHeapmapOpts;
 
-/* Draw the heap map of a tape into png (if not NULL) and the frames.
-** Returns 0, or -1 with err set. */
-int ht_heapmap_run(HtReader *r, const char *png, const HtHeapmapOpts *o, char *err,
-                   size_t errlen) HT_HIDDEN;
+/*
+** A heap map is drawn from two passes of resolved events: the first lays
+** out the address space the blocks touch, the second draws them.
+**   m = ht_heapmap_new(r, png, o, err, len);
+**   ht_resolve_run(&rs, r, ht_heapmap_layout, NULL, m); ht_heapmap_plan(m);
+**   ht_resolve_pass(&rs, r, ht_heapmap_draw, NULL, m); ht_heapmap_finish(m, &rs);
+** r names the sites; o, png and err must outlive m. Functions returning int
+** give 0, or -1 with one line in err.
+*/
+typedef struct Map HtHeapmap;
+
+HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpts *o,
+                          char *err, size_t errlen) HT_HIDDEN;
+void ht_heapmap_destroy(HtHeapmap *m) HT_HIDDEN;
+void ht_heapmap_layout(void *m, const HtRes *res) HT_HIDDEN;
+int ht_heapmap_plan(HtHeapmap *m) HT_HIDDEN;
+void ht_heapmap_draw(void *m, const HtRes *res) HT_HIDDEN;
+int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs) HT_HIDDEN;
 
 #endif

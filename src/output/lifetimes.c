@@ -8,7 +8,7 @@
 #include "../base/escape.h"
 #include "../base/grow.h"
 #include "lifetimes.h"
-#include "ops.h"
+#include "../analyze/frames.h"
 #include "svgplot.h"
 
 /* Per-site figures of a stack, created if new; NULL on OOM. */
@@ -32,10 +32,10 @@ static unsigned life_tbucket(uint64_t ns)
 }
 
 /* Count one freed block. */
-static void life_freed(HtLife *l, const HtOp *op)
+static void life_freed(HtLife *l, const HtRes *res)
 {
-  double pct = l->nops ? 100.0 * (double)(op->index - op->born) / (double)l->nops : 0;
-  uint64_t ns = op->ts - op->born_ts;
+  double pct = l->nops ? 100.0 * (double)(res->op - res->blk.born_op) / (double)l->nops : 0;
+  uint64_t ns = res->ev->ts - res->blk.born_ts;
   l->freed++;
   int in = pct >= l->o.lo && pct <= l->o.hi;
   if (in) {
@@ -47,7 +47,7 @@ static void life_freed(HtLife *l, const HtOp *op)
     l->in_range++;
   }
   if (!l->o.by_site) return;
-  HtLifeSite *s = life_site(l, op->stack);
+  HtLifeSite *s = life_site(l, res->blk.stack);
   if (!s) { l->oom = 1; return; }
   s->freed++;
   s->in_range += in;
@@ -71,12 +71,13 @@ static int life_cmp_blocks(const void *a, const void *b)
 }
 
 /* Replace the sites' stacks by names and merge sites of one name. */
-static void life_names(HtLife *l, HtReader *r)
+static void life_names(HtLife *l, const HtReader *r)
 {
   char buf[1024];
   for (uint32_t i = 0; i < l->nsite; i++) {
     uint32_t stack = (uint32_t)(uintptr_t)l->site[i].name;
-    l->site[i].name = strdup(ht_ops_site_name(r, stack, buf, sizeof(buf)));
+    ht_frames_site_name(r, stack, l->o.wrappers, l->o.nwrappers, buf, sizeof(buf), NULL);
+    l->site[i].name = strdup(buf);
     if (!l->site[i].name) { l->site[i].name = strdup("?"); l->oom = 1; }
   }
   l->named = 1;
@@ -95,36 +96,39 @@ static void life_names(HtLife *l, HtReader *r)
   qsort(l->site, l->nsite, sizeof(*l->site), life_cmp_blocks);
 }
 
-/* Two passes over the tape. */
-int ht_life_run(HtReader *r, const HtLifeOpts *o, HtLife *l)
+/* Start empty for a tape of nops operations. */
+int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops)
 {
   memset(l, 0, sizeof(*l));
   l->o = *o;
+  l->nops = nops;
   if (!l->o.bins) l->o.bins = 20;
   l->bin = calloc(l->o.bins, sizeof(uint64_t));
   if (!l->bin || ht_map_init(&l->site_of, 64)) return -1;
-  HtEvent ev;
-  HtOp op;
-  HtOps ops;
-  if (ht_ops_init(&ops)) return -1;
-  while (ht_reader_next(r, &ev) > 0) ht_ops_event(&ops, &ev, &op);
-  l->nops = ops.nops;
-  ht_ops_free(&ops);
-  if (ht_reader_rewind(r) || ht_ops_init(&ops)) return -1;
-  while (ht_reader_next(r, &ev) > 0) {
-    if (!ht_ops_event(&ops, &ev, &op)) continue;
-    if (op.op == HT_OP_FREE) { life_freed(l, &op); continue; }
-    l->blocks++;
-    if (l->o.by_site) {
-      HtLifeSite *s = life_site(l, op.stack);
-      if (s) s->blocks++; else l->oom = 1;
-    }
+  return 0;
+}
+
+/* Count one resolved event. */
+void ht_life_res(void *arg, const HtRes *res)
+{
+  HtLife *l = arg;
+  if (res->ev->type == HT_EV_FREE && res->known) { life_freed(l, res); return; }
+  if (res->ev->type != HT_EV_ALLOC) return;
+  l->blocks++;
+  if (l->o.by_site) {
+    HtLifeSite *s = life_site(l, res->blk.stack);
+    if (s) s->blocks++; else l->oom = 1;
   }
+}
+
+/* Never-freed blocks and site names, after the pass. */
+int ht_life_finish(HtLife *l, const HtResolve *rs, const HtReader *r)
+{
   size_t it = 0;
-  HtOpBlock b;
-  while (ht_ops_live_next(&ops, &it, &b)) { l->never++; l->never_bytes += b.size; }
-  l->oom |= ops.oom;
-  ht_ops_free(&ops);
+  uint64_t addr;
+  HtBlock b;
+  while (ht_resolve_live_next(rs, &it, &addr, &b)) { l->never++; l->never_bytes += b.size; }
+  l->oom |= rs->oom;
   if (l->o.by_site) life_names(l, r);
   return l->oom ? -1 : 0;
 }

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 #include "../base/map.h"
-#include "../format/reader.h"
+#include "../analyze/resolve.h"
 
 #define HT_LIFE_TBUCKETS 48  /* time buckets: [0] < 1 ns, [k] 2^(k-1) .. < 2^k ns */
 
@@ -13,6 +13,8 @@ typedef struct HtLifeOpts {
   double lo, hi;             /* macro lifetime range shown, percent (0-100) */
   unsigned bins;             /* histogram bins over [lo, hi] */
   int by_site;               /* collect per-site figures */
+  const char *const *wrappers; /* extra wrapper patterns of site names, or NULL */
+  size_t nwrappers;          /* patterns */
 } HtLifeOpts;
 
 /* Lifetimes of the blocks of one allocation site (grouped by name). */
@@ -44,8 +46,14 @@ typedef struct HtLife {
   int oom;                   /* out of memory */
 } HtLife;
 
-/* Two passes over the tape (counting, then measuring). 0, or -1 on OOM. */
-int ht_life_run(HtReader *r, const HtLifeOpts *o, HtLife *l) HT_HIDDEN;
+/* Start empty for a tape of nops operations (ht_resolve_count_ops): the
+** macro lifetime of a block is its share of them. 0, or -1 on OOM. */
+int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops) HT_HIDDEN;
+/* Count one resolved event (an HtResFn). */
+void ht_life_res(void *l, const HtRes *res) HT_HIDDEN;
+/* After the pass: blocks rs still holds are never freed; sites get their
+** names (ht_frames_site_name) from r. 0, or -1 if out of memory. */
+int ht_life_finish(HtLife *l, const HtResolve *rs, const HtReader *r) HT_HIDDEN;
 /* Release what l owns. */
 void ht_life_free(HtLife *l) HT_HIDDEN;
 /* Histograms (and sites) as text. */

@@ -8,7 +8,7 @@
 /*
 ** opfile := head rec{nops}        (host byte order; a private temporary file)
 ** rec.op  : 'N' new block, 'F' free (ht_ops HT_OP_*)
-** rec.flags: HT_OPF_* of src/output/ops.h. A Free with HT_OPF_REALLOC is
+** rec.flags: HT_OPF_* of src/analyze/ops.h. A Free with HT_OPF_REALLOC is
 **           always completed later by a New with HT_OPF_REALLOC whose aux is
 **           its handle (the writer clears the flag of realloc Frees that are
 **           not), so a runner may keep the block until then and realloc it.

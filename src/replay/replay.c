@@ -11,7 +11,7 @@
 #include "replay.h"
 #include "opfile.h"
 #include "../base/grow.h"
-#include "../output/ops.h"
+#include "../analyze/ops.h"
 #include "../output/svgplot.h"
 
 /* -- The operations file -------------------------------------------------- */
@@ -26,53 +26,69 @@ static int replay_unpend(FILE *f, uint64_t idx)
   return pwrite(fileno(f), &flags, 1, off) == 1 ? 0 : -1;
 }
 
+/* State of writing the operations file. */
+typedef struct Prep {
+  FILE *f;                   /* the file */
+  HtOps o;                   /* operations stream */
+  HtMap pend;                /* tid -> record index + 1 of a realloc Free awaiting its New */
+  int bad;                   /* a write failed */
+} Prep;
+
+/* One resolved event: its record, if it is an op. */
+static void replay_op(void *ctx, const HtRes *res)
+{
+  Prep *P = ctx;
+  HtOp op;
+  if (P->bad || !ht_ops_res(&P->o, res, &op)) return;
+  uint64_t *pv = ht_map_get(&P->pend, op.tid);
+  if (pv && *pv) {
+    if (!(op.op == HT_OP_NEW && (op.flags & HT_OPF_REALLOC))) P->bad |= replay_unpend(P->f, *pv - 1);
+    *pv = 0;
+  }
+  if (op.op == HT_OP_FREE && (op.flags & HT_OPF_REALLOC) &&
+      ht_map_put(&P->pend, op.tid, op.index + 1)) P->bad = 1;
+  HtOpRec rec = {.op = op.op, .flags = op.flags, .tid = op.tid, .handle = op.handle,
+                 .size = op.size,
+                 .aux = (op.flags & HT_OPF_ALIGN) ? op.align : op.old};
+  P->bad |= fwrite(&rec, sizeof(rec), 1, P->f) != 1;
+}
+
 /* Write the operations file of a tape. */
 int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *err,
                       size_t errlen)
 {
-  FILE *f = fopen(opfile, "w+");
+  Prep P = {.f = fopen(opfile, "w+")};
+  FILE *f = P.f;
   if (!f) { snprintf(err, errlen, "%s: %s", opfile, strerror(errno)); return -1; }
-  HtOps o;
-  HtMap pend;  /* tid -> record index + 1 of a realloc Free awaiting its New */
-  if (ht_ops_init(&o)) { fclose(f); snprintf(err, errlen, "out of memory"); return -1; }
-  if (ht_map_init(&pend, 16)) {
-    ht_ops_free(&o); fclose(f); snprintf(err, errlen, "out of memory"); return -1;
+  HtOps *o = &P.o;
+  if (ht_ops_init(o)) { fclose(f); snprintf(err, errlen, "out of memory"); return -1; }
+  if (ht_map_init(&P.pend, 16)) {
+    ht_ops_free(o); fclose(f); snprintf(err, errlen, "out of memory"); return -1;
   }
   HtOpFileHead h = {.magic = HT_OPFILE_MAGIC};
-  int bad = fwrite(&h, sizeof(h), 1, f) != 1;
-  HtEvent ev;
-  HtOp op;
-  while (!bad && ht_reader_next(r, &ev) > 0) {
-    if (!ht_ops_event(&o, &ev, &op)) continue;
-    uint64_t *pv = ht_map_get(&pend, op.tid);
-    if (pv && *pv) {
-      if (!(op.op == HT_OP_NEW && (op.flags & HT_OPF_REALLOC))) bad |= replay_unpend(f, *pv - 1);
-      *pv = 0;
-    }
-    if (op.op == HT_OP_FREE && (op.flags & HT_OPF_REALLOC) &&
-        ht_map_put(&pend, op.tid, op.index + 1)) bad = 1;
-    HtOpRec rec = {.op = op.op, .flags = op.flags, .tid = op.tid, .handle = op.handle,
-                   .size = op.size,
-                   .aux = (op.flags & HT_OPF_ALIGN) ? op.align : op.old};
-    bad |= fwrite(&rec, sizeof(rec), 1, f) != 1;
-  }
+  P.bad = fwrite(&h, sizeof(h), 1, f) != 1;
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  if (!P.bad && ht_resolve_run(&rs, r, replay_op, NULL, &P)) o->oom = 1;
+  ht_resolve_free(&rs);
+  int bad = P.bad;
   size_t it = 0;
   uint64_t k, v;
-  while (!bad && ht_map_next(&pend, &it, &k, &v))
+  while (!bad && ht_map_next(&P.pend, &it, &k, &v))
     if (v) bad |= replay_unpend(f, v - 1);
-  h.nops = o.nops;
-  h.nhandles = o.next_handle - 1;
-  h.peak = o.peak;
-  h.peak_index = o.peak_index;
+  h.nops = o->nops;
+  h.nhandles = o->next_handle - 1;
+  h.peak = o->peak;
+  h.peak_index = o->peak_index;
   *p = (HtReplayPrep){.nops = h.nops, .nhandles = h.nhandles, .peak = h.peak,
-                      .peak_index = h.peak_index, .unknown_frees = o.unknown_frees};
+                      .peak_index = h.peak_index, .unknown_frees = o->unknown_frees};
   if (!bad && (fflush(f) || pwrite(fileno(f), &h, sizeof(h), 0) != (ssize_t)sizeof(h))) bad = 1;
-  if (o.oom) snprintf(err, errlen, "out of memory");
+  if (o->oom) snprintf(err, errlen, "out of memory");
   else if (bad) snprintf(err, errlen, "%s: write error (%s)", opfile, strerror(errno));
-  bad |= o.oom;
+  bad |= o->oom;
   bad |= fclose(f) != 0;
-  ht_map_free(&pend);
-  ht_ops_free(&o);
+  ht_map_free(&P.pend);
+  ht_ops_free(o);
   return bad ? -1 : 0;
 }
 

@@ -207,7 +207,7 @@ static void test_bounded(void)
   HtReader *r = run(&tape, &m, NULL);
   CHECK_EQ(m.allocs, 20000);
   CHECK_EQ(m.heap_n, 3);
-  CHECK(m.live.mask + 1 <= 64);  /* the live table never grew past the live set */
+  CHECK(m.rs.live.mask + 1 <= 64);  /* the live table never grew past the live set */
   CHECK_EQ(m.peak, 4 * 16);      /* 4 live just before each free */
   CHECK_EQ(m.dup_allocs, 0);
   CHECK(m.tl.n <= HT_TL_BUCKETS);

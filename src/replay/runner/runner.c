@@ -14,7 +14,7 @@
 
 #include "heaptape_driver.h"
 #include "../opfile.h"
-#include "../../output/ops.h"
+#include "../../analyze/ops.h"
 
 /*
 ** usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES TOUCH INTERVAL

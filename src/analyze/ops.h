@@ -4,13 +4,13 @@
 #define HT_OPS_H
 
 #include <stdio.h>
-#include "../base/livetab.h"
 #include "../base/map.h"
-#include "../format/reader.h"
+#include "resolve.h"
 
 /*
-** Every ALLOC of the tape becomes a New op with a fresh handle (1, 2, ...),
-** every FREE of a block the tape allocated becomes a Free op. Frees of
+** Every ALLOC of the tape becomes a New op with a fresh handle (its
+** allocation index + 1), every FREE the resolver matched to its block a
+** Free op (numbers from the resolver, resolve.h). Frees of
 ** blocks allocated before the recording started are dropped (counted).
 ** A realloc stays two ops, Free(old, REALLOC) then New(new, REALLOC, old),
 ** as on the tape; other threads' ops may come between them. A thread's
@@ -57,7 +57,6 @@ typedef struct HtOpBlock {
 } HtOpBlock;
 
 typedef struct HtOps {
-  HtLive live;               /* live blocks by ht_event_block() */
   HtMap pend;                /* tid -> handle of a pending realloc Free */
   uint64_t next_handle;      /* next handle to hand out */
   uint64_t nops;             /* ops produced */
@@ -74,16 +73,12 @@ typedef struct HtOps {
 int ht_ops_init(HtOps *o) HT_HIDDEN;
 /* Release what o owns. */
 void ht_ops_free(HtOps *o) HT_HIDDEN;
-/* Turn one tape event into an op: 1 when *op was filled, 0 for none. */
-int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op) HT_HIDDEN;
-/* Iterate the blocks live now: start with *it = 0; 0 at the end. */
-int ht_ops_live_next(const HtOps *o, size_t *it, HtOpBlock *b) HT_HIDDEN;
+/* Turn one resolved event into an op: 1 when *op was filled, 0 for none. */
+int ht_ops_res(HtOps *o, const HtRes *res, HtOp *op) HT_HIDDEN;
+/* Iterate the blocks the resolver holds live now: start with *it = 0; 0 at
+** the end. */
+int ht_ops_live_next(const HtResolve *rs, size_t *it, HtOpBlock *b) HT_HIDDEN;
 /* One op as a line of the text log (see docs/ALLOCATORS.md). */
 void ht_ops_print(FILE *f, const HtOp *op) HT_HIDDEN;
-
-/* A display name for an allocation stack: its innermost frame that is not
-** allocator plumbing ("(no stack)" for none). Writes into buf; returns buf. */
-const char *ht_ops_site_name(const HtReader *r, uint32_t stack, char *buf,
-                             size_t len) HT_HIDDEN;
 
 #endif

@@ -1,11 +1,10 @@
-/* heaptape -- the operations stream: tape events to New/Free ops on handles,
+/* heaptape -- the operations stream: resolved events to New/Free ops on handles,
 ** and its text form for `heaptape ops` (docs/ALLOCATORS.md). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops.h"
-#include "../analyze/frames.h"
 
 /* -- Stream ---------------------------------------------------------------- */
 
@@ -14,18 +13,13 @@ int ht_ops_init(HtOps *o)
 {
   memset(o, 0, sizeof(*o));
   o->next_handle = 1;
-  ht_live_init(&o->live, sizeof(HtOpBlock));
-  if (ht_map_init(&o->pend, 16)) {
-    ht_ops_free(o);
-    return -1;
-  }
+  if (ht_map_init(&o->pend, 16)) return -1;
   return 0;
 }
 
 /* Release what the stream owns. */
 void ht_ops_free(HtOps *o)
 {
-  ht_live_free(&o->live);
   ht_map_free(&o->pend);
 }
 
@@ -42,45 +36,42 @@ static void ops_emit(HtOps *o, const HtEvent *ev, HtOp *op, uint8_t type)
   op->index = o->nops++;
 }
 
-/* Turn one tape event into an op: 1 when *op was filled, 0 for none. */
-int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
+/* Turn one resolved event into an op: 1 when *op was filled, 0 for none. */
+int ht_ops_res(HtOps *o, const HtRes *res, HtOp *op)
 {
+  const HtEvent *ev = res->ev;
   if (ev->type != HT_EV_ALLOC && ev->type != HT_EV_FREE) return 0;
   unsigned fam = HT_K_FAMILY(ev->kind);
   uint64_t old = 0, *pv = ht_map_get(&o->pend, ev->tid);
   if (pv && *pv) { old = *pv; *pv = 0; }  /* any op of the thread ends it */
-  uint64_t key = ht_event_block(ev);
 
   if (ev->type == HT_EV_FREE) {
-    HtOpBlock b;
-    if (!ht_live_del(&o->live, key, &b)) { o->unknown_frees++; return 0; }
+    if (!res->known) { o->unknown_frees++; return 0; }
+    const HtBlock *b = &res->blk;
     ops_emit(o, ev, op, HT_OP_FREE);
-    op->handle = b.handle;
-    op->size = b.size;
-    op->stack = b.stack;
-    op->born = b.born;
-    op->born_ts = b.born_ts;
-    op->addr = b.addr;
+    op->handle = b->index + 1;
+    op->size = b->size;
+    op->stack = b->stack;
+    op->born = b->born_op;
+    op->born_ts = b->born_ts;
     if (fam == HT_K_REALLOC) {
       op->flags = HT_OPF_REALLOC;
-      if (ht_map_put(&o->pend, ev->tid, b.handle)) o->oom = 1;
+      if (ht_map_put(&o->pend, ev->tid, op->handle)) o->oom = 1;
     }
-    o->live_bytes -= b.size;
+    o->live_bytes -= b->size;
     o->live_n--;
     op->live = o->live_bytes;
     return 1;
   }
 
-  int existed;
-  HtOpBlock *nb = ht_live_put(&o->live, key, &existed);
-  if (!nb) { o->oom = 1; return 0; }
-  if (existed) {  /* an address allocated twice: forget the first block */
+  if (res->rs->oom) o->oom = 1;
+  if (res->dup) {  /* an address allocated twice: the first block is gone */
     o->dup_allocs++;
-    o->live_bytes -= nb->size;
+    o->live_bytes -= res->old.size;
     o->live_n--;
   }
   ops_emit(o, ev, op, HT_OP_NEW);
-  op->handle = o->next_handle++;
+  op->handle = res->blk.index + 1;
   op->size = ev->size;
   op->stack = ev->stack;
   op->born = op->index;
@@ -96,8 +87,7 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
     op->flags = HT_OPF_REALLOC;
     op->old = old;
   }
-  *nb = (HtOpBlock){.handle = op->handle, .size = ev->size, .addr = ev->addr,
-                    .born = op->index, .born_ts = ev->ts, .stack = ev->stack};
+  o->next_handle = op->handle + 1;
   o->live_bytes += ev->size;
   o->live_n++;
   if (o->live_bytes > o->peak) { o->peak = o->live_bytes; o->peak_index = op->index; }
@@ -106,12 +96,13 @@ int ht_ops_event(HtOps *o, const HtEvent *ev, HtOp *op)
 }
 
 /* Iterate the blocks live now. */
-int ht_ops_live_next(const HtOps *o, size_t *it, HtOpBlock *b)
+int ht_ops_live_next(const HtResolve *rs, size_t *it, HtOpBlock *b)
 {
-  uint64_t k;
-  void *v;
-  if (!ht_live_next(&o->live, it, &k, &v)) return 0;
-  memcpy(b, v, sizeof(*b));
+  HtBlock blk;
+  uint64_t addr;
+  if (!ht_resolve_live_next(rs, it, &addr, &blk)) return 0;
+  *b = (HtOpBlock){.handle = blk.index + 1, .size = blk.size, .addr = addr,
+                   .born = blk.born_op, .born_ts = blk.born_ts, .stack = blk.stack};
   return 1;
 }
 
@@ -131,11 +122,4 @@ void ht_ops_print(FILE *f, const HtOp *op)
   else if (op->flags & HT_OPF_ALIGN) fprintf(f, " A%" PRIu64, op->align);
   else if (op->flags & HT_OPF_REALLOC) fprintf(f, " R%" PRIu64, op->old);
   fputc('\n', f);
-}
-
-/* A display name for an allocation stack: its site key. */
-const char *ht_ops_site_name(const HtReader *r, uint32_t stack, char *buf, size_t len)
-{
-  ht_frames_site_name(r, stack, NULL, 0, buf, len, NULL);
-  return buf;
 }

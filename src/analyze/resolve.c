@@ -1,0 +1,136 @@
+/* heaptape -- the resolving pass: the one live map of addresses, turning
+** tape events into resolved events (allocation index, block freed, op number). */
+#include <string.h>
+
+#include "resolve.h"
+#include "../../include/heaptape.h"
+
+/* -- One event ------------------------------------------------------------ */
+
+/* Set up an empty resolver. */
+void ht_resolve_init(HtResolve *rs)
+{
+  memset(rs, 0, sizeof(*rs));
+  ht_live_init(&rs->live, sizeof(HtBlock));
+}
+
+/* Release what rs owns. */
+void ht_resolve_free(HtResolve *rs)
+{
+  ht_live_free(&rs->live);
+  memset(rs, 0, sizeof(*rs));
+}
+
+/* Forget every block and count. */
+void ht_resolve_reset(HtResolve *rs)
+{
+  ht_resolve_free(rs);
+  ht_resolve_init(rs);
+}
+
+/* Resolve one event into *out. */
+void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
+{
+  out->ev = ev;
+  out->rs = rs;
+  out->op = HT_RES_NONE;
+  out->known = out->dup = 0;
+  if (ev->type == HT_EV_FREE) {
+    if (!ht_live_del(&rs->live, ht_event_block(ev), &out->blk)) {
+      rs->unknown_frees++;
+      return;
+    }
+    out->known = 1;
+    out->op = rs->nops++;
+    return;
+  }
+  if (ev->type != HT_EV_ALLOC) return;
+  int existed;
+  HtBlock *b = ht_live_put(&rs->live, ht_event_block(ev), &existed);
+  out->op = rs->nops++;
+  out->blk = (HtBlock){.index = rs->nallocs++, .size = ev->size,
+                       .weight = ev->weight ? ev->weight : ev->size,
+                       .born_op = out->op, .born_ts = ev->ts, .stack = ev->stack,
+                       .tid = ev->tid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0)};
+  if (!b) { rs->oom = 1; return; }
+  if (existed) {
+    out->dup = 1;
+    out->old = *b;
+    rs->dup_allocs++;
+  }
+  *b = out->blk;
+}
+
+/* -- Passes --------------------------------------------------------------- */
+
+typedef struct RunCtx {
+  HtResolve *rs;             /* the resolver */
+  HtResFn fn;                /* consumer */
+  HtPumpPrefetch prefetch;   /* consumer's prefetch, or NULL */
+  void *ctx;                 /* consumer's argument */
+} RunCtx;
+
+/* Start loading what an event entering the ring will touch. */
+static void resolve_prefetch(void *arg, const HtEvent *ev)
+{
+  RunCtx *c = arg;
+  ht_resolve_prefetch(c->rs, ev);
+  if (c->prefetch) c->prefetch(c->ctx, ev);
+}
+
+/* Resolve an event leaving the ring and hand it over. */
+static void resolve_apply(void *arg, const HtEvent *ev)
+{
+  RunCtx *c = arg;
+  HtRes res;
+  ht_resolve_event(c->rs, ev, &res);
+  c->fn(c->ctx, &res);
+}
+
+/* Every event of r, resolved, in order. */
+int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefetch,
+                   void *ctx)
+{
+  RunCtx c = {rs, fn, prefetch, ctx};
+  ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
+  return rs->oom ? HEAPTAPE_E_NOMEM : 0;
+}
+
+/* A second pass from the tape's start. */
+int ht_resolve_pass(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefetch,
+                    void *ctx)
+{
+  if (ht_reader_rewind(r)) return HEAPTAPE_E_NOMEM;
+  ht_resolve_reset(rs);
+  return ht_resolve_run(rs, r, fn, prefetch, ctx);
+}
+
+/* Iterate the blocks live now. */
+int ht_resolve_live_next(const HtResolve *rs, size_t *it, uint64_t *addr, HtBlock *b)
+{
+  uint64_t k;
+  void *v;
+  if (!ht_live_next(&rs->live, it, &k, &v)) return 0;
+  memcpy(b, v, sizeof(*b));
+  *addr = k ^ ((b->tid & HT_BLOCK_RT) ? 1ull << 63 : 0);
+  return 1;
+}
+
+/* Nothing to do per event: the count is the resolver's. */
+static void resolve_none(void *ctx, const HtRes *res)
+{
+  (void)ctx;
+  (void)res;
+}
+
+/* Op numbers of a whole tape. */
+uint64_t ht_resolve_count_ops(HtReader *r)
+{
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  int rc = ht_resolve_run(&rs, r, resolve_none, NULL, NULL);
+  uint64_t n = rc ? HT_RES_NONE : rs.nops;
+  ht_resolve_free(&rs);
+  if (ht_reader_rewind(r)) return HT_RES_NONE;
+  return n;
+}
