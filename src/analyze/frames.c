@@ -191,27 +191,52 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
 
 /* -- Sites merged by location --------------------------------------------- */
 
-/* The merge key of a stack: the display name of its first meaningful level. */
+/* Levels of a stack as every list shows them: inner plumbing dropped. With
+** all == 0 the walk stops once out[max] is full (the count is then max). */
+static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                            size_t nwrappers, HtFrameInfo *out, size_t max, int all)
+{
+  uint64_t frames[256];
+  size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
+  size_t got = 0, total = 0;
+  int inner = 1;
+  for (size_t i = 0; i < n; i++) {
+    HtFrameInfo fi[16];
+    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
+    for (size_t j = 0; j < k; j++) {
+      if (inner && ht_frames_plumbing(&fi[j], wrappers, nwrappers)) continue;
+      inner = 0;
+      if (got < max) out[got++] = fi[j];
+      total++;
+      if (!all && got == max) return total;
+    }
+  }
+  if (inner && n) {  /* all plumbing: the stack as it is, one level a frame */
+    for (size_t i = 0; i < n && got < max; i++)
+      got += ht_frames_info(r, frames[i], out + got, 1);
+    total = n;
+  }
+  return total;
+}
+
+/* Levels of a stack as every list shows them. */
+size_t ht_frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                        size_t nwrappers, HtFrameInfo *out, size_t max)
+{
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1);
+}
+
+/* The merge key of a stack: the display name of its first level. */
 size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,
                            char *buf, size_t len, uint64_t *frame)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
-  HtFrameInfo fi[16];
-  if (frame) *frame = n ? frames[0] : 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
-    for (size_t j = 0; j < k; j++)
-      if (!ht_frames_plumbing(&fi[j], wrappers, nwrappers)) {
-        if (frame) *frame = frames[i];
-        return ht_frames_format(&fi[j], buf, len);
-      }
-  }
-  if (n == 0) {
+  HtFrameInfo first;
+  if (!frames_levels(r, stack, wrappers, nwrappers, &first, 1, 0)) {
+    if (frame) *frame = 0;
     int w = snprintf(buf, len, "(no stack)");
     return w < 0 ? 0 : (size_t)w >= len ? (len ? len - 1 : 0) : (size_t)w;
   }
-  ht_frames_info(r, frames[0], fi, 1);  /* all plumbing: the innermost frame */
-  return ht_frames_format(&fi[0], buf, len);
+  if (frame) *frame = first.frame;
+  return ht_frames_format(&first, buf, len);
 }

@@ -36,11 +36,17 @@ size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len) HT_HIDDEN;
 ** vector and string growth) or matches a wrapper pattern. */
 int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
                        size_t nwrappers) HT_HIDDEN;
+/* Levels of a stack as every list shows them, innermost first: the levels
+** of its frames with the plumbing at the inner end dropped (every frame's
+** innermost level when all are plumbing). Fills out[max]; returns how many
+** levels the stack has (more than max when cut). */
+size_t ht_frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                        size_t nwrappers, HtFrameInfo *out, size_t max) HT_HIDDEN;
 /* The site key of a stack, by which every list merges its rows: the display
-** name (ht_frames_format) of the stack's first meaningful level walking
-** outward -- function and file:line of the first frame that is not
-** plumbing; the innermost frame's name when all are plumbing; "(no stack)"
-** for the empty stack. Into buf[len]; returns its length. *frame (if not
+** name (ht_frames_format) of its first level (ht_frames_levels) --
+** function and file:line of the first frame that is not plumbing; the
+** innermost frame's name when all are plumbing; "(no stack)" for the
+** empty stack. The one way every list names a site. Into buf[len]; returns its length. *frame (if not
 ** NULL) gets the frame value the name comes from. */
 size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,

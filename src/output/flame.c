@@ -90,26 +90,12 @@ static void flame_level_name(const HtFrameInfo *fi, char *buf, size_t len)
   else ht_frames_format(fi, buf, len);
 }
 
-/* Levels of a stack, innermost first, inner plumbing dropped as in the
-** report (all of them kept when every level is plumbing); returns how many. */
+/* Levels of a stack, innermost first, as the report shows them
+** (ht_frames_levels); returns how many are in out[max]. */
 static size_t flame_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out, size_t max)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames)), got = 0;
-  int inner = 1;
-  for (size_t i = 0; i < n && got < max; i++) {
-    HtFrameInfo fi[16];
-    size_t k = ht_frames_info(m->r, frames[i], fi, HT_COUNTOF(fi));
-    for (size_t j = 0; j < k && got < max; j++) {
-      if (inner && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers)) continue;
-      inner = 0;
-      out[got++] = fi[j];
-    }
-  }
-  if (inner)
-    for (size_t i = 0; i < n && got < max; i++)
-      got += ht_frames_info(m->r, frames[i], out + got, 1);
-  return got;
+  size_t n = ht_frames_levels(m->r, stack, m->o.wrappers, m->o.nwrappers, out, max);
+  return n < max ? n : max;
 }
 
 /* The frame tree of every site. */

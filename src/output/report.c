@@ -177,32 +177,12 @@ static double report_pct(uint64_t part, uint64_t whole)
   return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Frames of a stack to show: plumbing levels at the inner end are dropped.
-** Fills out[max] and returns how many levels the stack has after the drop. */
+/* Frames of a stack to show (ht_frames_levels): fills out[max] and returns
+** how many levels the stack has after the drop. */
 static size_t report_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out,
                             size_t max)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames));
-  size_t got = 0, total = 0;
-  int inner = 1;
-  for (size_t i = 0; i < n; i++) {
-    HtFrameInfo fi[16];
-    size_t k = ht_frames_info(m->r, frames[i], fi, HT_COUNTOF(fi));
-    for (size_t j = 0; j < k; j++) {
-      if (inner && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers))
-        continue;
-      inner = 0;
-      if (got < max) out[got++] = fi[j];
-      total++;
-    }
-  }
-  if (inner && n) {  /* all plumbing: show the stack as it is */
-    for (size_t i = 0; i < n && got < max; i++)
-      got += ht_frames_info(m->r, frames[i], out + got, 1);
-    total = n;
-  }
-  return total;
+  return ht_frames_levels(m->r, stack, m->o.wrappers, m->o.nwrappers, out, max);
 }
 
 /* The program line of the header: argv joined by spaces, else exe. */
