@@ -18,6 +18,7 @@
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/format/reader.h"
+#include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
@@ -362,7 +363,7 @@ static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
   if (o->frames) rc |= setenv("HEAPTAPE_FRAMES", o->frames, 1);
   rc |= setenv("HEAPTAPE_FOLLOW_FORK", o->follow_fork ? "1" : "0", 1);
   rc |= setenv("HEAPTAPE_FOLLOW_EXEC", o->follow_exec ? "1" : "0", 1);
-  /* Room for the recorder to write the traced pid in place (tape.c). */
+  /* Room for the recorder to write the traced pid in place (src/record/env.c). */
   rc |= setenv("_HEAPTAPE_PID", "00000000000000000000", 1);
   return rc;
 }
@@ -562,7 +563,7 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
 
 /* -- What the recorder reported ------------------------------------------- */
 /* The recorder appends to a file this command opened (HEAPTAPE_REPORT, see
-** src/record/tape.c): "tape PID PROG<TAB>PATH" for each tape a process
+** src/record/env.c): "tape PID PROG<TAB>PATH" for each tape a process
 ** starts, in order, and "child PID PROG" for each process it does not
 ** record. So the tapes are known, never guessed from the directory. */
 
@@ -779,7 +780,6 @@ int cmd_record(int argc, char **argv)
     char *tape = record_tape_tmpl(&o, prog, getpid());
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
-    extern int ht_record_lua_env(const char *tape, int native);  /* record_lua.c */
     if (rfd >= 0) record_report_setenv(rfd);
     if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2))) {
       execv(path, pargv);

@@ -7,8 +7,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
-
-int ht_record_lua_env(const char *tape, int native);
+#include "record_lua.h"
 
 /* Set NAME to "<dir>/<sub>/?.so;" followed by the old path (or the default). */
 static int rlua_cpath(const char *name, const char *fallback, const char *dir, const char *sub)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "tape.h"
 #include "../../include/heaptape.h"
 
 /* The caller's options as this library's struct: the first user->size
@@ -37,7 +37,7 @@ HT_API int heaptape_start(const struct heaptape_options *user)
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[n > 0 ? n : 0] = 0;
   info.exe = exe;
-  int rc = ht_tape_start(opt->writer, opt->arg, opt->on_stop, &info);
+  int rc = ht_tape_start(opt->writer, opt->arg, opt->on_stop, &info, 1, HT_TAPE_SINK);
   if (!rc && !opt->native) atomic_store(&ht_g.native, 0);
   return rc;
 }

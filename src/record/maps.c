@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "maps.h"
 #include "record.h"
 
 #define MAPS_MAX 1024                  /* objects tracked */
@@ -81,7 +82,7 @@ static int maps_visit(struct dl_phdr_info *info, size_t size, void *arg)
   }
   const uint8_t *bid = NULL;
   size_t blen = maps_build_id(info, &bid);
-  ht_stream_module(c->s, ht_seq_shared(), 0, shown, info->dlpi_addr,
+  ht_stream_module(c->s, ht_record_seq_shared(), 0, shown, info->dlpi_addr,
                    bid, blen, segs, nseg);
   if (maps_n < MAPS_MAX) {
     Module *m = &maps_mods[maps_n++];
@@ -101,7 +102,7 @@ void ht_maps_scan(HtStream *s)
   dl_iterate_phdr(maps_visit, &c);
   for (uint32_t i = 0; i < maps_n; ) {
     if (maps_mods[i].gen == maps_gen) { i++; continue; }
-    ht_stream_module(s, ht_seq_shared(), 1, maps_mods[i].path,
+    ht_stream_module(s, ht_record_seq_shared(), 1, maps_mods[i].path,
                      maps_mods[i].base, NULL, 0, NULL, 0);
     maps_mods[i] = maps_mods[--maps_n];
   }

@@ -1,12 +1,10 @@
-/* heaptape -- recorder options from one table of HEAPTAPE_* variables, and
-** a logger that is safe inside malloc: stack buffer, no allocation, capped. */
-#include <stdarg.h>
-#include <stdio.h>
+/* heaptape -- recorder options from one table of HEAPTAPE_* variables, read
+** from the environment without allocating; bad values warn and keep defaults. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "record.h"
+#include "recdef.h"
+#include "../format/format.h"
 
 #ifndef HT_DEFAULT_FRAMES
 #define HT_DEFAULT_FRAMES 64
@@ -47,30 +45,6 @@ static const OptDef opt_table[] = {
   { "HEAPTAPE_ZSTD", OPT_INT, OFF(zstd), HT_DEFAULT_ZSTD, 0, 19,
     "zstd level of tape packets (writer thread); 0 stores them raw" },
 };
-
-/* -- Logging ---------------------------------------------------------------- */
-
-static int log_count;                  /* messages printed (capped) */
-
-/* Print "heaptape: <msg>" to stderr without allocating; at most 32 lines. */
-void ht_log(const char *fmt, ...)
-{
-  if (log_count >= 32) return;
-  log_count++;
-  char buf[512];
-  ht_guard++;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + 10, sizeof(buf) - 11, fmt, ap);
-  va_end(ap);
-  ht_guard--;
-  if (n < 0) return;
-  if ((size_t)n > sizeof(buf) - 12) n = (int)sizeof(buf) - 12;
-  memcpy(buf, "heaptape: ", 10);
-  buf[10 + n] = '\n';
-  ssize_t w = write(2, buf, (size_t)n + 11);
-  (void)w;
-}
 
 /* -- Environment --------------------------------------------------------------- */
 

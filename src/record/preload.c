@@ -1,5 +1,5 @@
 /* heaptape -- the only file defining libc's allocator names and C++'s operator
-** new/delete (mangled): thin forwards into ht_record_*. */
+** new/delete (mangled): thin forwards into ht_record_* and ht_lifecycle_*. */
 #pragma GCC optimize("no-omit-frame-pointer")
 #include <dlfcn.h>
 #include <errno.h>
@@ -10,26 +10,75 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "record.h"
 
 #define PRELOAD HT_API
 
+/* -- The recorded calls --------------------------------------------------------- */
+/* Whether to record is decided inline (ht_lifecycle_active: recording, or
+** the first allocation before the constructor starts it); a call not
+** recorded goes straight to glibc. */
+
+/* malloc and the operator new family. The sampling decision comes before
+** the call, so an unsampled block is a tail call to glibc (a failed call
+** still counts its bytes: a bias only on allocation failure). */
+HT_INLINE void *preload_malloc(size_t n, unsigned kind)
+{
+  if (!ht_lifecycle_active()) return __libc_malloc(n);
+  int pre = ht_record_due(n);
+  if (HT_LIKELY(pre == 1)) return __libc_malloc(n);
+  ht_guard++;
+  void *p = __libc_malloc(n);
+  if (p) ht_record_alloc(p, n, kind, 0, pre);
+  ht_guard--;
+  return p;
+}
+
+/* calloc. */
+HT_INLINE void *preload_calloc(size_t n, size_t m)
+{
+  if (!ht_lifecycle_active()) return __libc_calloc(n, m);
+  return ht_record_calloc(n, m);
+}
+
+/* memalign and aligned new. */
+HT_INLINE void *preload_memalign(size_t a, size_t n, unsigned kind)
+{
+  if (!ht_lifecycle_active()) return __libc_memalign(a, n);
+  return ht_record_memalign(a, n, kind);
+}
+
+/* valloc and pvalloc. */
+HT_INLINE void *preload_valloc(size_t n, int page_round)
+{
+  if (!ht_lifecycle_active()) return page_round ? __libc_pvalloc(n) : __libc_valloc(n);
+  return ht_record_valloc(n, page_round);
+}
+
+/* realloc (of NULL: malloc). */
+HT_INLINE void *preload_realloc(void *p, size_t n)
+{
+  if (!ht_lifecycle_active()) return p ? __libc_realloc(p, n) : __libc_malloc(n);
+  return ht_record_realloc(p, n);
+}
+
 /* -- C ---------------------------------------------------------------------- */
 
-PRELOAD void *malloc(size_t n) { return ht_record_malloc(n, HT_K_MALLOC); }
-PRELOAD void *calloc(size_t n, size_t m) { return ht_record_calloc(n, m); }
-PRELOAD void *realloc(void *p, size_t n) { return ht_record_realloc(p, n); }
+PRELOAD void *malloc(size_t n) { return preload_malloc(n, HT_K_MALLOC); }
+PRELOAD void *calloc(size_t n, size_t m) { return preload_calloc(n, m); }
+PRELOAD void *realloc(void *p, size_t n) { return preload_realloc(p, n); }
 PRELOAD void free(void *p) { ht_record_free(p, HT_K_MALLOC, 0); }
-PRELOAD void *memalign(size_t a, size_t n) { return ht_record_memalign(a, n, HT_K_ALIGNED); }
-PRELOAD void *valloc(size_t n) { return ht_record_valloc(n, 0); }
-PRELOAD void *pvalloc(size_t n) { return ht_record_valloc(n, 1); }
+PRELOAD void *memalign(size_t a, size_t n) { return preload_memalign(a, n, HT_K_ALIGNED); }
+PRELOAD void *valloc(size_t n) { return preload_valloc(n, 0); }
+PRELOAD void *pvalloc(size_t n) { return preload_valloc(n, 1); }
 
 /* reallocarray: realloc with an overflow check. */
 PRELOAD void *reallocarray(void *p, size_t n, size_t m)
 {
   size_t b;
   if (__builtin_mul_overflow(n, m, &b)) { errno = ENOMEM; return NULL; }
-  return ht_record_realloc(p, b);
+  return preload_realloc(p, b);
 }
 
 /* The next definition of sym (glibc's), resolved once under the guard
@@ -57,7 +106,7 @@ PRELOAD int posix_memalign(void **out, size_t a, size_t n)
 {
   PosixMemalignFn f = REAL(PosixMemalignFn, posix_memalign);
   if (!f) return ENOMEM;
-  if (!ht_record_active()) return f(out, a, n);
+  if (!ht_lifecycle_active()) return f(out, a, n);
   ht_guard++;
   int rc = f(out, a, n);
   if (!rc) ht_record_alloc(*out, n, HT_K_ALIGNED, a, 0);
@@ -70,7 +119,7 @@ PRELOAD void *aligned_alloc(size_t a, size_t n)
 {
   AlignedFn f = REAL(AlignedFn, aligned_alloc);
   if (!f) f = __libc_memalign;
-  if (!ht_record_active()) return f(a, n);
+  if (!ht_lifecycle_active()) return f(a, n);
   ht_guard++;
   void *p = f(a, n);
   if (p) ht_record_alloc(p, n, HT_K_ALIGNED, a, 0);
@@ -98,17 +147,17 @@ PRELOAD size_t malloc_usable_size(void *p)
 ** caught here: _exit and _Exit skip it, quick_exit ends in glibc's internal
 ** _exit after the at_quick_exit handlers (the recorder's own handler, the
 ** first registered, runs last), and pthread_exit from main leaves the
-** process to its last thread (src/record/tape.c "Process end"). */
+** process to its last thread (src/record/tape.c "Process end": the writer thread). */
 
 /* _exit and _Exit skip atexit and destructors: finalise the tape here. */
 PRELOAD void _exit(int status)
 {
-  ht_record_exit(status);
+  ht_lifecycle_exit(status);
   for (;;) syscall(SYS_exit_group, status);
 }
 PRELOAD void _Exit(int status)
 {
-  ht_record_exit(status);
+  ht_lifecycle_exit(status);
   for (;;) syscall(SYS_exit_group, status);
 }
 
@@ -116,7 +165,7 @@ PRELOAD void _Exit(int status)
 typedef void (*ExitFn)(int);
 PRELOAD __attribute__((noreturn)) void exit(int status)
 {
-  ht_record_status(status);
+  ht_lifecycle_status(status);
   ExitFn f = REAL(ExitFn, exit);
   if (f) f(status);
   for (;;) syscall(SYS_exit_group, status);
@@ -125,7 +174,7 @@ PRELOAD __attribute__((noreturn)) void exit(int status)
 /* quick_exit: remember the status for the recorder's at_quick_exit handler. */
 PRELOAD __attribute__((noreturn)) void quick_exit(int status)
 {
-  ht_record_status(status);
+  ht_lifecycle_status(status);
   ExitFn f = REAL(ExitFn, quick_exit);
   if (f) f(status);
   for (;;) syscall(SYS_exit_group, status);
@@ -136,7 +185,7 @@ typedef void (*PthreadExitFn)(void *);
 PRELOAD __attribute__((noreturn)) void pthread_exit(void *ret)
 {
   PthreadExitFn f = REAL(PthreadExitFn, pthread_exit);
-  ht_record_thread_exit();
+  ht_lifecycle_thread_exit();
   if (f) f(ret);
   for (;;) syscall(SYS_exit, 0);
 }
@@ -168,7 +217,7 @@ static MainFn preload_main;              /* the program's main */
 static int preload_wrap_main(int argc, char **argv, char **envp)
 {
   int r = preload_main(argc, argv, envp);
-  ht_record_status(r);
+  ht_lifecycle_status(r);
   return r;
 }
 
@@ -183,10 +232,10 @@ PRELOAD int __libc_start_main(MainFn main, int argc, char **argv, void (*init)(v
 }
 
 /* -- exec: one path finishes the tape before the image is replaced ------------ */
-/* Every variant ends in ht_record_exec (flush every buffer, write the
+/* Every variant ends in ht_lifecycle_exec (flush every buffer, write the
 ** trailer) and then calls the next definition of the v-form; glibc's own
 ** execl* call its internal execve, so each name is defined here. If the
-** exec fails, ht_record_exec_failed continues in a new tape. */
+** exec fails, ht_lifecycle_exec_failed goes on with the same tape. */
 
 typedef int (*ExecveFn)(const char *, char *const[], char *const[]);
 typedef int (*ExecvFn)(const char *, char *const[]);
@@ -203,10 +252,10 @@ static void *preload_exec_next(const char *sym)
 /* Finish the tape, run the real exec, recover when it returned. */
 #define EXEC_RUN(call) \
   do { \
-    int stopped_ = ht_record_exec(); \
+    int stopped_ = ht_lifecycle_exec(); \
     int rc_ = (call); \
     int err_ = errno; \
-    if (stopped_) ht_record_exec_failed(); \
+    if (stopped_) ht_lifecycle_exec_failed(); \
     errno = err_; \
     return rc_; \
   } while (0)
@@ -301,25 +350,25 @@ static void *preload_next(const char *sym)
 #define NEW_PLAIN(name, kind) \
   PRELOAD void *name(size_t n) \
   { \
-    void *p = ht_record_malloc(n, kind); \
+    void *p = preload_malloc(n, kind); \
     return p ? p : ((NewFn)preload_next(#name))(n); \
   }
 #define NEW_NOTHROW(name, kind) \
   PRELOAD void *name(size_t n, const void *nt) \
   { \
-    void *p = ht_record_malloc(n, kind); \
+    void *p = preload_malloc(n, kind); \
     return p ? p : ((NewNtFn)preload_next(#name))(n, nt); \
   }
 #define NEW_ALIGN(name, kind) \
   PRELOAD void *name(size_t n, size_t a) \
   { \
-    void *p = ht_record_memalign(a, n, kind); \
+    void *p = preload_memalign(a, n, kind); \
     return p ? p : ((NewAFn)preload_next(#name))(n, a); \
   }
 #define NEW_ALIGN_NOTHROW(name, kind) \
   PRELOAD void *name(size_t n, size_t a, const void *nt) \
   { \
-    void *p = ht_record_memalign(a, n, kind); \
+    void *p = preload_memalign(a, n, kind); \
     return p ? p : ((NewANtFn)preload_next(#name))(n, a, nt); \
   }
 

@@ -13,9 +13,7 @@
 #include <unistd.h>
 
 #include "record.h"
-#include "unwind.h"
 
-HT_TLS int ht_guard;                 /* >0 while inside the recorder */
 HT_TLS ThreadRec *ht_tls_rec;        /* this thread's record */
 #define tls_rec ht_tls_rec
 static HT_TLS int tls_dead;          /* key destructors are done: never record */
@@ -38,31 +36,32 @@ static int rec_revive(ThreadRec *t);
 ** Owner and flusher. The owner appends to its thread's stream on every
 ** event; the writer thread (the flusher) takes partially filled buffers
 ** away every 100 ms and at stop. With the CAS protocol the owner CASes
-** state 0 -> 1 around each event: a locked instruction per event. With the
-** fence protocol (ht_g.asym, when the kernel has membarrier's private
-** expedited command) the owner stores busy = 1 and reads state, with only
-** a compiler barrier between; the flusher CASes state 0 -> 2, runs
-** membarrier (every thread of the process executes a full barrier), then
-** reads busy. As in Dekker's algorithm one of the two sees the other's
-** store: the flusher backs off if busy, the owner if state is not 0.
+** state IDLE -> OWNER around each event: a locked instruction per event.
+** With the fence protocol (ht_g.asym, when the kernel has membarrier's
+** private expedited command) the owner stores busy = 1 and reads state,
+** with only a compiler barrier between; the flusher CASes state IDLE ->
+** FLUSHER, runs membarrier (every thread of the process executes a full
+** barrier), then reads busy. As in Dekker's algorithm one of the two sees
+** the other's store: the flusher backs off if busy, the owner if state is
+** not IDLE.
 */
 static HT_NOINLINE int rec_enter_slow(ThreadRec *t);
 
-/* Try to own t's stream. A stopped stream (3) revives on restart. */
+/* Try to own t's stream. A closed stream revives on restart. */
 HT_INLINE int rec_enter(ThreadRec *t)
 {
   if (HT_LIKELY(ht_g.asym)) {
     atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    if (HT_LIKELY(atomic_load_explicit(&t->state, memory_order_acquire) == 0)) return 1;
+    if (HT_LIKELY(atomic_load_explicit(&t->state, memory_order_acquire) == HT_TS_IDLE)) return 1;
     return rec_enter_slow(t);
   }
-  int exp = 0;
-  while (!atomic_compare_exchange_weak_explicit(&t->state, &exp, 1,
+  int exp = HT_TS_IDLE;
+  while (!atomic_compare_exchange_weak_explicit(&t->state, &exp, HT_TS_OWNER,
                                                 memory_order_acquire,
                                                 memory_order_relaxed)) {
-    if (exp == 3) return rec_revive(t);
-    exp = 0;
+    if (exp == HT_TS_CLOSED) return rec_revive(t);
+    exp = HT_TS_IDLE;
     __builtin_ia32_pause();
   }
   return 1;
@@ -72,21 +71,21 @@ HT_INLINE int rec_enter(ThreadRec *t)
 HT_INLINE void rec_leave(ThreadRec *t)
 {
   if (HT_LIKELY(ht_g.asym)) atomic_store_explicit(&t->busy, 0, memory_order_release);
-  else atomic_store_explicit(&t->state, 0, memory_order_release);
+  else atomic_store_explicit(&t->state, HT_TS_IDLE, memory_order_release);
 }
 
-/* Fence protocol, the flusher holds t (2) or it is closed (3). */
+/* Fence protocol, the flusher holds t or it is closed. */
 static HT_NOINLINE int rec_enter_slow(ThreadRec *t)
 {
   for (;;) {
     atomic_store_explicit(&t->busy, 0, memory_order_release);
     int st;
-    while ((st = atomic_load_explicit(&t->state, memory_order_acquire)) == 2)
+    while ((st = atomic_load_explicit(&t->state, memory_order_acquire)) == HT_TS_FLUSHER)
       __builtin_ia32_pause();
-    if (st == 3) return rec_revive(t);
+    if (st == HT_TS_CLOSED) return rec_revive(t);
     atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&t->state, memory_order_acquire) == 0) return 1;
+    if (atomic_load_explicit(&t->state, memory_order_acquire) == HT_TS_IDLE) return 1;
   }
 }
 
@@ -140,11 +139,11 @@ static int rec_fence_all(void)
 static void rec_flush(HtStream *s, void *ctx)
 {
   ThreadRec *t = ctx;
-  HtBuf *nb = ht_buf_get();
+  HtBuf *nb = ht_bufpool_get();
   for (int i = 0; !nb && i < 2000 && atomic_load(&ht_g.running); i++) {
     struct timespec ts = { 0, 500000 };  /* writer behind: wait up to ~1 s */
     nanosleep(&ts, NULL);
-    nb = ht_buf_get();
+    nb = ht_bufpool_get();
   }
   if (!nb) {                            /* drop the body, say so later */
     t->lost += s->nev;
@@ -153,7 +152,7 @@ static void rec_flush(HtStream *s, void *ctx)
     ht_stream_reset(s);
     return;
   }
-  ht_buf_queue(t->buf, s);
+  ht_bufpool_queue(t->buf, s);
   t->buf = nb;
   s->buf = s->p = nb->body;
   s->end = nb->body + HT_BUFBODY;
@@ -185,7 +184,7 @@ static void rec_stack_bounds(ThreadRec *t)
 }
 
 /* Give t a fresh stream for the calling thread. */
-void ht_record_thread_init(ThreadRec *t)
+static void rec_thread_init(ThreadRec *t)
 {
   t->seq_next = t->seq_end = 0;        /* numbers of another session are void */
   if (atomic_fetch_add(&ht_g.claims, 1))
@@ -214,7 +213,7 @@ static HT_NOINLINE ThreadRec *rec_claim(void)
     if (atomic_load(&r->linger) == 1 &&
         atomic_compare_exchange_strong(&r->linger, &one, 0)) { t = r; break; }
   }
-  HtBuf *b = ht_buf_get();
+  HtBuf *b = ht_bufpool_get();
   if (!b) {
     if (t) atomic_store(&t->linger, 1);
     return NULL;
@@ -225,25 +224,26 @@ static HT_NOINLINE ThreadRec *rec_claim(void)
     if (!t || !nodes) return NULL;      /* (leaks a page; out of memory anyway) */
     t->nodes = nodes;
     t->nodes_mask = REC_SLOTS - 1;
-    atomic_store(&t->state, 2);          /* not flushable until initialised */
+    atomic_store(&t->state, HT_TS_FLUSHER); /* not flushable until initialised */
     ThreadRec *h = atomic_load(&ht_g.threads);
     do t->next = h; while (!atomic_compare_exchange_weak(&ht_g.threads, &h, t));
   } else {
     for (;;) {                           /* flusher may be looking at it */
       int exp = atomic_load(&t->state);
-      if ((exp == 0 || exp == 3) && atomic_compare_exchange_weak(&t->state, &exp, 2)) break;
+      if ((exp == HT_TS_IDLE || exp == HT_TS_CLOSED) &&
+          atomic_compare_exchange_weak(&t->state, &exp, HT_TS_FLUSHER)) break;
       __builtin_ia32_pause();
     }
   }
   t->buf = b;
   t->tid = (uint32_t)syscall(SYS_gettid);
   t->pid = ht_g.pid;
-  ht_record_thread_init(t);
+  rec_thread_init(t);
   char name[17] = "";
   prctl(PR_GET_NAME, name, 0, 0, 0);
   ht_stream_string(&t->st, HT_R_THREAD, atomic_fetch_add(&ht_g.seq, 1), name,
                    strlen(name));
-  atomic_store_explicit(&t->state, 0, memory_order_release);
+  atomic_store_explicit(&t->state, HT_TS_IDLE, memory_order_release);
   tls_rec = t;
   pthread_setspecific(rec_key, (void *)(uintptr_t)1);
   return t;
@@ -261,13 +261,13 @@ HT_INLINE ThreadRec *rec_get(void)
 static HT_NOINLINE int rec_revive(ThreadRec *t)
 {
   if (!atomic_load(&ht_g.running)) return 0;
-  int exp = 3;
-  if (!atomic_compare_exchange_strong(&t->state, &exp, 2)) return rec_enter(t);
-  HtBuf *b = ht_buf_get();
-  if (!b) { atomic_store(&t->state, 3); return 0; }
+  int exp = HT_TS_CLOSED;
+  if (!atomic_compare_exchange_strong(&t->state, &exp, HT_TS_FLUSHER)) return rec_enter(t);
+  HtBuf *b = ht_bufpool_get();
+  if (!b) { atomic_store(&t->state, HT_TS_CLOSED); return 0; }
   t->buf = b;
-  ht_record_thread_init(t);
-  atomic_store_explicit(&t->state, 0, memory_order_release);
+  rec_thread_init(t);
+  atomic_store_explicit(&t->state, HT_TS_IDLE, memory_order_release);
   return rec_enter(t);                 /* as any event does */
 }
 
@@ -285,8 +285,8 @@ static void rec_key_dtor(void *v)
   tls_dead = 1;
   if (t && rec_enter(t)) {
     if (t->buf) {
-      if (t->st.p != t->st.buf) ht_buf_queue(t->buf, &t->st);
-      else ht_buf_queue(t->buf, NULL);  /* empty: back to the pool */
+      if (t->st.p != t->st.buf) ht_bufpool_queue(t->buf, &t->st);
+      else ht_bufpool_queue(t->buf, NULL);  /* empty: back to the pool */
       t->buf = NULL;
     }
     t->st.buf = t->st.p = t->st.end = NULL;
@@ -299,20 +299,20 @@ static void rec_key_dtor(void *v)
 /* Take a partially filled buffer away from t (writer thread); final closes t. */
 int ht_record_steal(ThreadRec *t, int final)
 {
-  int exp = 0;
-  if (!atomic_compare_exchange_strong_explicit(&t->state, &exp, 2,
+  int exp = HT_TS_IDLE;
+  if (!atomic_compare_exchange_strong_explicit(&t->state, &exp, HT_TS_FLUSHER,
                                                memory_order_acquire,
                                                memory_order_relaxed))
-    return exp == 3;
+    return exp == HT_TS_CLOSED;
   if (ht_g.asym && (rec_fence_all() ||
                     atomic_load_explicit(&t->busy, memory_order_acquire))) {
-    atomic_store_explicit(&t->state, 0, memory_order_release);
+    atomic_store_explicit(&t->state, HT_TS_IDLE, memory_order_release);
     return 0;                           /* the owner is appending: later */
   }
   if (t->buf && t->st.p != t->st.buf) {
-    HtBuf *nb = final ? NULL : ht_buf_get();
+    HtBuf *nb = final ? NULL : ht_bufpool_get();
     if (nb || final) {
-      ht_buf_queue(t->buf, &t->st);
+      ht_bufpool_queue(t->buf, &t->st);
       t->buf = nb;
       if (nb) {
         t->st.buf = t->st.p = nb->body;
@@ -322,11 +322,11 @@ int ht_record_steal(ThreadRec *t, int final)
     }
   }
   if (final && t->buf) {                /* empty: back to the pool */
-    ht_buf_queue(t->buf, NULL);
+    ht_bufpool_queue(t->buf, NULL);
     t->buf = NULL;
   }
   if (final) t->st.buf = t->st.p = t->st.end = NULL;
-  atomic_store_explicit(&t->state, final ? 3 : 0, memory_order_release);
+  atomic_store_explicit(&t->state, final ? HT_TS_CLOSED : HT_TS_IDLE, memory_order_release);
   return 1;
 }
 
@@ -335,7 +335,7 @@ int ht_record_steal(ThreadRec *t, int final)
 int ht_record_held_here(ThreadRec *t)
 {
   if (t != tls_rec) return 0;
-  return ht_g.asym ? atomic_load(&t->busy) == 1 : atomic_load(&t->state) == 1;
+  return ht_g.asym ? atomic_load(&t->busy) == 1 : atomic_load(&t->state) == HT_TS_OWNER;
 }
 
 /* Close t without taking its buffer, whose last record may be half written:
@@ -343,7 +343,7 @@ int ht_record_held_here(ThreadRec *t)
 void ht_record_abandon(ThreadRec *t)
 {
   atomic_fetch_add(&ht_g.lost, t->st.nev);
-  atomic_store_explicit(&t->state, 3, memory_order_release);
+  atomic_store_explicit(&t->state, HT_TS_CLOSED, memory_order_release);
 }
 
 /* Forget every thread record (fork child): the parent's threads are gone. */
@@ -467,7 +467,7 @@ static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
 ** (set before E1, which happens-before E2) and takes a number after E1's;
 ** numbers taken from a block reserved before E1 only go to events that
 ** happen before E1 or are concurrent with it. Records that belong to no
-** thread's events (RSS, MODULE, LOST: ht_seq_shared) move the epoch in the
+** thread's events (RSS, MODULE, LOST: ht_record_seq_shared) move the epoch in the
 ** upper bits of seq_mode after taking their number, so that a thread idle
 ** on a half-used block does not sort its next events before them. Numbers
 ** left in a block are never used (gaps are allowed in the format). Always
@@ -491,7 +491,7 @@ static HT_NOINLINE uint64_t rec_seq_slow(ThreadRec *t)
 }
 
 /* A sequence number for a record of no thread's events (see above). */
-uint64_t ht_seq_shared(void)
+uint64_t ht_record_seq_shared(void)
 {
   uint64_t s = atomic_fetch_add(&ht_g.seq, 1);
   atomic_fetch_add(&ht_g.seq_mode, 2);  /* blocks reserved before s are void */
@@ -582,8 +582,6 @@ HT_INLINE void rec_free_emit(ThreadRec *t, uint64_t seq, const void *p,
   rec_leave(t);
 }
 
-#define rec_on ht_record_active
-
 /* Slow path of malloc and operator new: unwind and append (one frame).
 ** Every recording path keeps errno as the real call left it. */
 void ht_record_alloc(void *p, size_t n, unsigned kind, size_t align, int pre)
@@ -593,10 +591,9 @@ void ht_record_alloc(void *p, size_t n, unsigned kind, size_t align, int pre)
   errno = e;
 }
 
-/* calloc. */
+/* calloc (preload.c checked that it is recorded, as for the three below). */
 void *ht_record_calloc(size_t n, size_t m)
 {
-  if (!rec_on()) return __libc_calloc(n, m);
   ht_guard++;
   void *p = __libc_calloc(n, m);
   if (p) ht_record_alloc(p, (uint64_t)n * m, HT_K_CALLOC, 0, 0);
@@ -607,7 +604,6 @@ void *ht_record_calloc(size_t n, size_t m)
 /* memalign, aligned_alloc, posix_memalign and aligned new. */
 void *ht_record_memalign(size_t align, size_t n, unsigned kind)
 {
-  if (!rec_on()) return __libc_memalign(align, n);
   ht_guard++;
   void *p = __libc_memalign(align, n);
   if (p) ht_record_alloc(p, n, kind, align, 0);
@@ -618,7 +614,6 @@ void *ht_record_memalign(size_t align, size_t n, unsigned kind)
 /* valloc and pvalloc. */
 void *ht_record_valloc(size_t n, int page_round)
 {
-  if (!rec_on()) return page_round ? __libc_pvalloc(n) : __libc_valloc(n);
   ht_guard++;
   void *p = page_round ? __libc_pvalloc(n) : __libc_valloc(n);
   if (p) ht_record_alloc(p, n, HT_K_VALLOC, 0, 0);
@@ -630,14 +625,12 @@ void *ht_record_valloc(size_t n, int page_round)
 void *ht_record_realloc(void *p, size_t n)
 {
   if (!p) {
-    if (!rec_on()) return __libc_malloc(n);
     ht_guard++;
     void *q = __libc_malloc(n);
     if (q) ht_record_alloc(q, n, HT_K_REALLOC, 0, 0);
     ht_guard--;
     return q;
   }
-  if (!rec_on()) return __libc_realloc(p, n);
   ht_guard++;
   int e = errno;
   ThreadRec *t = NULL;

@@ -2,7 +2,7 @@
 ** sampled live addresses (lock-free open addressing; docs/SAMPLING.md). */
 #include <string.h>
 
-#include "record.h"
+#include "sampler.h"
 
 #define SET_SLOTS (1u << 21)           /* 16 MiB of address slots, lazily touched */
 #define SET_TOMB 1                     /* deleted slot (addresses are never 1) */

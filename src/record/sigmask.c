@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "recdef.h"
 
 /*
 ** Why not glibc's sigprocmask: it never lets a caller block or unblock

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
 #include "unwind.h"
 
 /* Why not unw_step: Debian's libunwind is built without its per-thread
