@@ -17,17 +17,17 @@
 
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
+#include "../src/base/options.h"
+#include "../src/base/parse.h"
+#include "../src/base/tapename.h"
 #include "../src/format/reader.h"
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
   const char *output;        /* -o FILE, or NULL for the default name */
-  const char *sample;        /* --sample, normalised to bytes, or NULL */
-  const char *unwind;        /* --unwind method, or NULL */
-  const char *frames;        /* --frames N, or NULL */
-  int follow_fork;           /* --follow-fork */
-  int follow_exec;           /* --follow-exec */
+  const char *val[HT_OPTION__COUNT]; /* recorder options given (src/base/options.h),
+                                     ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
 } RecOpts;
@@ -36,6 +36,46 @@ typedef struct RecOpts {
 static volatile sig_atomic_t rec_child;
 
 /* -- Usage ---------------------------------------------------------------- */
+
+/* The options of `heaptape record` itself, after the recorder's (the table
+** of src/base/options.h) in --help. */
+static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
+  { "no-symbols", NULL, "leave the tape unsymbolised (faster; run heaptape "
+    "symbolize FILE later, on this machine)" },
+  { "pprof-every", "SEC", "while PROG runs, write a pprof snapshot every SEC "
+    "seconds: FILE.0001.pb.gz, ... (use with --sample)" },
+  { "lua[=native]", NULL, "PROG is lua5.4 or luajit: start the heaptape Lua module "
+    "before the script (LUA_INIT); =native also records the interpreter's malloc "
+    "heap (docs/LUA.md)" },
+};
+
+/* Print text wrapped at 78 columns, every line after the first indented by
+** col (the first starts at column at). */
+static void record_wrap(FILE *f, const char *text, int at, int col)
+{
+  if (at > col - 1) { fputc('\n', f); at = 0; }
+  fprintf(f, "%*s", col - at, "");
+  int x = col;
+  for (const char *w = text; *w; ) {
+    size_t n = strcspn(w, " ");
+    if (x > col && x + 1 + (int)n > 78) { fprintf(f, "\n%*s", col, ""); x = col; }
+    else if (x > col) { fputc(' ', f); x++; }
+    fprintf(f, "%.*s", (int)n, w);
+    x += (int)n;
+    w += n;
+    while (*w == ' ') w++;
+  }
+  fputc('\n', f);
+}
+
+/* Print one option line: flag and value name, then its help. */
+static void record_usage_opt(FILE *f, const char *shortf, const char *flag,
+                             const char *arg, const char *help)
+{
+  int n = fprintf(f, "  %s --%s%s%s", shortf ? shortf : "   ", flag,
+                  arg ? " " : "", arg ? arg : "");
+  record_wrap(f, help, n, 25);
+}
 
 /* Print the options and the environment contract. */
 static void record_usage(FILE *f)
@@ -50,40 +90,32 @@ static void record_usage(FILE *f)
 "the end, heaptape says so and exits 1 when PROG succeeded. A tape it cannot\n"
 "create or overwrite is refused before PROG runs.\n"
 "\n"
-"options:\n"
-"  -o, --output FILE      tape to write; %p stands for the pid\n"
-"                         (default heaptape.<prog>.<pid>.tape)\n"
-"      --sample BYTES     sample one allocation per BYTES on average (Poisson\n"
-"                         by bytes, K/M/G suffixes); 0 records every event\n"
-"      --unwind METHOD    libunwind (default), fp (frame pointers) or none\n"
-"      --frames N         frames kept per stack, native and (--lua) Lua\n"
-"                         (1..256, default 64; Lua keeps at most 64)\n"
-"      --follow-fork      keep recording in forked children (one tape each,\n"
-"                         FILE.<pid> unless FILE has %p)\n"
-"      --follow-exec      record the programs that children execute too\n"
-"                         (PROG itself is followed through its own execs\n"
-"                         always: each image on a tape of its own, FILE with\n"
-"                         .<program> before .tape, all listed when it ends)\n"
-"      --no-symbols       leave the tape unsymbolised (faster; run\n"
-"                         heaptape symbolize FILE later, on this machine)\n"
-"      --pprof-every SEC  while PROG runs, write a pprof snapshot every SEC\n"
-"                         seconds: FILE.0001.pb.gz, ... (use with --sample)\n"
-"      --lua[=native]     PROG is lua5.4 or luajit: start the heaptape Lua module\n"
-"                         before the script (LUA_INIT); =native also records\n"
-"                         the interpreter's malloc heap (docs/LUA.md)\n"
-"  -h, --help             this text\n"
+"options:\n", f);
+  for (int i = 0; i < HT_OPTION__COUNT; i++) {
+    const HtOptDef *d = &ht_options[i];
+    if (d->flag) record_usage_opt(f, i == HT_OPTION_OUTPUT ? "-o," : NULL, d->flag,
+                                  d->type == HT_OPT_BOOL ? NULL : d->arg, d->help);
+  }
+  for (size_t i = 0; i < HT_COUNTOF(rec_cli_opts); i++)
+    record_usage_opt(f, NULL, rec_cli_opts[i].flag, rec_cli_opts[i].arg, rec_cli_opts[i].help);
+  record_usage_opt(f, "-h,", "help", NULL, "this text");
+  fputs(
 "\n"
 "environment passed to PROG (the recorder's configuration; an option above\n"
 "overrides a value inherited from the environment):\n"
-"  LD_PRELOAD             libheaptape.so is prepended\n"
-"  HEAPTAPE_OUTPUT        tape path\n"
-"  HEAPTAPE_SAMPLE        mean sampling interval in bytes (--sample)\n"
-"  HEAPTAPE_UNWIND        libunwind | fp | none (--unwind)\n"
-"  HEAPTAPE_FRAMES        frames per stack (--frames)\n"
-"  HEAPTAPE_FOLLOW_FORK   0/1 (--follow-fork)\n"
-"  HEAPTAPE_FOLLOW_EXEC   0/1 (--follow-exec)\n"
-"  HEAPTAPE_NO_MEMBARRIER 1: threads own their buffers by CAS, not by the\n"
-"                         writer's membarrier fences (docs/INTERNALS.md)\n"
+"  LD_PRELOAD             libheaptape.so is prepended\n", f);
+  for (int i = 0; i < HT_OPTION__COUNT; i++) {
+    const HtOptDef *d = &ht_options[i];
+    char as[64];
+    int n = fprintf(f, "  %s", d->env);
+    if (d->flag) {
+      snprintf(as, sizeof(as), "%s--%s", d->type == HT_OPT_BOOL ? "0/1, as " : "as ", d->flag);
+      record_wrap(f, as, n, 25);
+    } else {
+      record_wrap(f, d->help, n, 25);
+    }
+  }
+  fputs(
 "\n"
 "environment of heaptape record itself:\n"
 "  HEAPTAPE_CACHE         heaptape's cache directory (uncompressed debug files\n"
@@ -104,30 +136,42 @@ static void record_short_usage(void)
 
 /* -- Option values -------------------------------------------------------- */
 
-/* Parse a byte count with an optional K/M/G suffix into a decimal string. */
-static int record_bytes(const char *s, char *out, size_t outlen)
+/* "a, b or c": the names of a CHOICE option's choices ("a=1|b=2|c=0"). */
+static void record_choices(char *buf, size_t len, const char *choices)
 {
-  char *end;
-  errno = 0;
-  if (*s == '-' || !*s) return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) return -1;
-  unsigned shift = 0;
-  if (*end) {
-    switch (*end) {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    default: return -1;
-    }
-    end++;
-    if (*end == 'i') end++;
-    if (*end == 'b' || *end == 'B') end++;
-    if (*end) return -1;
+  size_t n = 0, k = 0, total = 1;
+  for (const char *c = choices; (c = strchr(c, '|')); c++) total++;
+  buf[0] = 0;
+  for (const char *c = choices; *c && n + 1 < len; k++) {
+    size_t m = strcspn(c, "=|");
+    n += (size_t)snprintf(buf + n, len - n, "%s%.*s",
+                          !k ? "" : k + 1 == total ? " or " : ", ", (int)m, c);
+    c += strcspn(c, "|");
+    if (*c) c++;
   }
-  if (shift && v > (ULLONG_MAX >> shift)) return -1;
-  snprintf(out, outlen, "%llu", v << shift);
-  return 0;
+}
+
+/* Check the value s of option d given as a flag, keep it (numbers in
+** decimal) in o; 0, or -1 after a line naming the problem. */
+static int record_option(RecOpts *o, int i, const char *s)
+{
+  const HtOptDef *d = &ht_options[i];
+  static char nums[HT_OPTION__COUNT][24];
+  uint64_t v;
+  if (d->type == HT_OPT_STR) { o->val[i] = s; return 0; }
+  if (d->type == HT_OPT_BOOL) { o->val[i] = "1"; return 0; }  /* a flag: on */
+  if (!ht_option_parse(d, s, &v)) {
+    if (d->type == HT_OPT_CHOICE) o->val[i] = s;
+    else { snprintf(nums[i], sizeof(nums[i]), "%llu", (unsigned long long)v); o->val[i] = nums[i]; }
+    return 0;
+  }
+  char what[128];
+  if (d->type == HT_OPT_SIZE) snprintf(what, sizeof(what), "a byte count (e.g. 512K)");
+  else if (d->type == HT_OPT_CHOICE) record_choices(what, sizeof(what), d->choices);
+  else snprintf(what, sizeof(what), "a number from %llu to %llu",
+                (unsigned long long)d->lo, (unsigned long long)d->hi);
+  ht_cli_error("record: --%s: '%s' is not %s", d->flag, s, what);
+  return -1;
 }
 
 /* -- Checking the program before running it ------------------------------- */
@@ -357,51 +401,42 @@ static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
   else strcpy(pre, lib);
   int rc = setenv("LD_PRELOAD", pre, 1);
   free(pre);
-  rc |= setenv("HEAPTAPE_OUTPUT", tape, 1);
-  if (o->sample) rc |= setenv("HEAPTAPE_SAMPLE", o->sample, 1);
-  if (o->unwind) rc |= setenv("HEAPTAPE_UNWIND", o->unwind, 1);
-  if (o->frames) rc |= setenv("HEAPTAPE_FRAMES", o->frames, 1);
-  rc |= setenv("HEAPTAPE_FOLLOW_FORK", o->follow_fork ? "1" : "0", 1);
-  rc |= setenv("HEAPTAPE_FOLLOW_EXEC", o->follow_exec ? "1" : "0", 1);
+  /* The options given as flags; a yes/no flag decides either way. */
+  for (int i = 0; i < HT_OPTION__COUNT; i++) {
+    const HtOptDef *d = &ht_options[i];
+    const char *v = i == HT_OPTION_OUTPUT ? tape : o->val[i];
+    if (d->flag && d->type == HT_OPT_BOOL && !v) v = "0";
+    if (v) rc |= setenv(d->env, v, 1);
+  }
   /* Room for the recorder to write the traced pid in place (src/record/env.c). */
   rc |= setenv("_HEAPTAPE_PID", "00000000000000000000", 1);
   return rc;
 }
 
-/* Expand %p in tmpl to pid (%% stays as it is); returns a malloc'd string. */
-static char *record_expand(const char *tmpl, pid_t pid)
+/* The program's name as heaptape record shows it (argv's, without the path). */
+static const char *record_base(const char *prog)
 {
-  size_t n = strlen(tmpl) + 1;
-  for (const char *t = tmpl; (t = strstr(t, "%p")); t += 2) n += 20;
-  char *s = malloc(n), *p = s;
-  if (!s) return NULL;
-  for (; *tmpl; tmpl++) {
-    if (tmpl[0] == '%' && tmpl[1] == 'p') { p += sprintf(p, "%ld", (long)pid); tmpl++; }
-    else *p++ = *tmpl;
-  }
-  *p = 0;
-  return s;
+  return strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
 }
 
-/* Tape template for the child: -o as given (%p expanded by the recorder),
-** or heaptape.<prog>.<pid>.tape. */
+/* Tape template for the child: -o as given (%p and %e expanded by the
+** recorder), or the default name expanded here, with PROG as it was given. */
 static char *record_tape_tmpl(const RecOpts *o, const char *prog, pid_t pid)
 {
   if (o->output) return strdup(o->output);
-  const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-  size_t n = strlen(base) + 40;
-  char *s = malloc(n);
-  if (s) snprintf(s, n, "heaptape.%s.%ld.tape", base, (long)pid);
-  return s;
+  char name[PATH_MAX + 64], num[24];
+  snprintf(num, sizeof(num), "%ld", (long)pid);
+  ht_tapename(name, sizeof(name), NULL, record_base(prog), num, NULL, NULL);
+  return strdup(name);
 }
 
 /* The main tape's path as the parent sees it. */
 static char *record_tape_name(const RecOpts *o, const char *prog, pid_t pid)
 {
-  char *t = record_tape_tmpl(o, prog, pid);
-  char *s = t ? record_expand(t, pid) : NULL;
-  free(t);
-  return s;
+  char name[PATH_MAX + 64], num[24];
+  snprintf(num, sizeof(num), "%ld", (long)pid);
+  ht_tapename(name, sizeof(name), o->output, record_base(prog), num, NULL, NULL);
+  return strdup(name);
 }
 
 /* Absolute form of a path relative to the current directory. */
@@ -421,11 +456,10 @@ static char *record_abspath(const char *p)
 ** be. A %p in the directory part leaves the check to the recorder. */
 static int record_check_output(const RecOpts *o, const char *prog)
 {
-  const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-  size_t n = strlen(base) + 32;
-  char *tmpl = o->output ? strdup(o->output) : malloc(n);
+  char name[PATH_MAX + 64];
+  if (!o->output) ht_tapename(name, sizeof(name), NULL, record_base(prog), "<pid>", NULL, NULL);
+  char *tmpl = strdup(o->output ? o->output : name);
   if (!tmpl) return 0;
-  if (!o->output) snprintf(tmpl, n, "heaptape.%s.<pid>.tape", base);
   char *slash = strrchr(tmpl, '/');
   int e = 0;
   struct stat st;
@@ -648,72 +682,44 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  static const struct option longopts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"sample", required_argument, NULL, 's'},
-    {"unwind", required_argument, NULL, 'u'},
-    {"frames", required_argument, NULL, 'f'},
-    {"follow-fork", no_argument, NULL, 'F'},
-    {"follow-exec", no_argument, NULL, 'E'},
-    {"no-symbols", no_argument, NULL, 'N'},
-    {"pprof-every", required_argument, NULL, 'P'},
-    {"lua", optional_argument, NULL, 'l'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}
-  };
+  enum { OPT_TABLE = 1000 };          /* + index in ht_options: the recorder's flags */
+  struct option longopts[HT_OPTION__COUNT + 5];
+  size_t nl = 0;
+  for (int i = 0; i < HT_OPTION__COUNT; i++)
+    if (ht_options[i].flag)
+      longopts[nl++] = (struct option){ ht_options[i].flag,
+          ht_options[i].type == HT_OPT_BOOL ? no_argument : required_argument, NULL, OPT_TABLE + i };
+  longopts[nl++] = (struct option){ "no-symbols", no_argument, NULL, 'N' };
+  longopts[nl++] = (struct option){ "pprof-every", required_argument, NULL, 'P' };
+  longopts[nl++] = (struct option){ "lua", optional_argument, NULL, 'l' };
+  longopts[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
+  longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
-  static char sample[32], frames[16];
   uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
   int c;
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'o':
-      if (!*optarg) { ht_cli_error("record: -o needs a file name"); return HT_EXIT_USAGE; }
-      o.output = optarg;
-      break;
-    case 's':
-      if (record_bytes(optarg, sample, sizeof(sample))) {
-        ht_cli_error("record: --sample: '%s' is not a byte count (e.g. 512K)", optarg);
+    if (c == 'o') c = OPT_TABLE + HT_OPTION_OUTPUT;
+    if (c >= OPT_TABLE) {
+      if (c == OPT_TABLE + HT_OPTION_OUTPUT && !*optarg) {
+        ht_cli_error("record: -o needs a file name");
         return HT_EXIT_USAGE;
       }
-      o.sample = sample;
-      break;
-    case 'u':
-      if (strcmp(optarg, "libunwind") && strcmp(optarg, "fp") && strcmp(optarg, "none")) {
-        ht_cli_error("record: --unwind: '%s' is not libunwind, fp or none", optarg);
-        return HT_EXIT_USAGE;
-      }
-      o.unwind = optarg;
-      break;
-    case 'f': {
-      char *end;
-      errno = 0;
-      long v = strtol(optarg, &end, 10);
-      if (errno || *end || end == optarg || v < 1 || v > 256) {
-        ht_cli_error("record: --frames: '%s' is not a number from 1 to 256", optarg);
-        return HT_EXIT_USAGE;
-      }
-      snprintf(frames, sizeof(frames), "%ld", v);
-      o.frames = frames;
-      break;
+      if (record_option(&o, c - OPT_TABLE, optarg)) return HT_EXIT_USAGE;
+      continue;
     }
-    case 'F': o.follow_fork = 1; break;
-    case 'E': o.follow_exec = 1; break;
+    switch (c) {
     case 'N': o.no_symbols = 1; break;
     case 'l': o.lua = optarg && !strcmp(optarg, "native") ? 2 : 1; break;  /* --lua */
-    case 'P': {  /* --pprof-every SECONDS */
-      char *end;
-      double v = strtod(optarg, &end);
-      if (end == optarg || *end || !(v >= 0.01) || v > 1e6) {
+    case 'P':  /* --pprof-every SECONDS */
+      if (ht_parse_seconds(optarg, &pprof_every_ns) || pprof_every_ns < 10000000 ||
+          pprof_every_ns > 1000000000000000ull) {
         ht_cli_error("record: --pprof-every: '%s' is not a number of seconds >= 0.01", optarg);
         return HT_EXIT_USAGE;
       }
-      pprof_every_ns = (uint64_t)(v * 1e9);
       break;
-    }
     case 'h': record_usage(stdout); return HT_EXIT_OK;
     case ':':
       ht_cli_error("record: option '%s' needs a value", argv[optind - 1]);
@@ -725,6 +731,7 @@ int cmd_record(int argc, char **argv)
       return HT_EXIT_USAGE;
     }
   }
+  o.output = o.val[HT_OPTION_OUTPUT];
   if (optind >= argc) {
     ht_cli_error("record: no program to run");
     record_short_usage();

@@ -70,7 +70,8 @@ struct heaptape_options {
   ** Optional. Not called when heaptape_start() fails. */
   int (*on_stop)(void *arg);
   void *arg;                  /* passed to writer and on_stop; caller-owned */
-  uint64_t sample_bytes;      /* mean Poisson sampling interval in bytes; 0 = record all */
+  uint64_t sample_bytes;      /* mean Poisson sampling interval in bytes; 0 = the
+                                 environment's HEAPTAPE_SAMPLE, or record all */
   int unwind;                 /* HEAPTAPE_UNWIND_* */
   int frames;                 /* maximum frames per stack; 0 = the recorder's
                                  default (HEAPTAPE_FRAMES, else 64) */

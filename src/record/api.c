@@ -30,16 +30,17 @@ HT_API int heaptape_start(const struct heaptape_options *user)
                              HT_UNWIND_NONE };
   info.unwind = (uint32_t)(opt->unwind == HEAPTAPE_UNWIND_DEFAULT ? ht_opt.unwind
                                                                   : unw[opt->unwind]);
-  info.frames = (uint32_t)(opt->frames ? opt->frames : ht_opt.frames ? ht_opt.frames : 64);
-  info.sample = opt->sample_bytes;
+  /* 0 frames, 0 sample_bytes: the recorder's configuration (HEAPTAPE_FRAMES,
+  ** HEAPTAPE_SAMPLE, else the defaults of src/base/options.h: 64, all). */
+  info.frames = (uint32_t)(opt->frames ? (uint64_t)opt->frames : ht_opt.frames);
+  info.sample = opt->sample_bytes ? opt->sample_bytes : ht_opt.sample;
   info.frontend = opt->frontend ? opt->frontend : "native";
   static char exe[1024];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   exe[n > 0 ? n : 0] = 0;
   info.exe = exe;
-  int rc = ht_tape_start(opt->writer, opt->arg, opt->on_stop, &info, 1, HT_TAPE_SINK);
-  if (!rc && !opt->native) atomic_store(&ht_g.native, 0);
-  return rc;
+  return ht_tape_start(opt->writer, opt->arg, opt->on_stop, &info, opt->native != 0,
+                       HT_TAPE_SINK);
 }
 
 /* Stop recording: drain, dictionary, trailer, on_stop. */

@@ -11,6 +11,7 @@
 #include "env.h"
 #include "tape.h"
 #include "tapefile.h"
+#include "../base/tapename.h"
 #include "../../include/heaptape.h"
 
 /* Append decimal v at p; returns the end. */
@@ -40,18 +41,10 @@ static char *env_utoa(char *p, uint64_t v)
 static void env_path(char *out, size_t cap, const char *tmpl, const char *prog,
                       int how, unsigned dup)
 {
-  char *p = out, *end = out + cap - 64;
-  int had_pid = 0, had_prog = 0;
-  if (!*tmpl) tmpl = "heaptape.%e.%p.tape";
-  for (; *tmpl && p < end; tmpl++) {
-    if (tmpl[0] == '%' && tmpl[1] == 'p') { p = env_utoa(p, ht_g.pid); tmpl++; had_pid = 1; }
-    else if (tmpl[0] == '%' && tmpl[1] == 'e') {
-      for (const char *q = prog; *q && p < end; ) *p++ = *q++;
-      tmpl++;
-      had_prog = 1;
-    } else *p++ = *tmpl;
-  }
-  *p = 0;
+  char pid[24];
+  *env_utoa(pid, ht_g.pid) = 0;
+  int had_pid, had_prog;
+  char *p = out + ht_tapename(out, cap, tmpl, prog, pid, &had_pid, &had_prog);
   if (how == HT_ENV_CHILD && !had_pid) { *p++ = '.'; p = env_utoa(p, ht_g.pid); }
   if (how == HT_ENV_AGAIN && !had_prog) {   /* before a ".tape" extension */
     size_t n = (size_t)(p - out), m = strnlen(prog, 200);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../base/ht_def.h"
+#include "../base/options.h"
 
 /*
 ** The recorder's files, each using only those above it (src/README.md):
@@ -31,7 +32,6 @@ extern void *__libc_valloc(size_t n);
 extern void *__libc_pvalloc(size_t n);
 
 #define HT_TLS __thread __attribute__((tls_model("initial-exec")))
-#define HT_MAXFRAMES 256          /* hard cap of HEAPTAPE_FRAMES */
 #define HT_BUFBODY (64u << 10)    /* per-thread packet body */
 
 /* -- Re-entrancy guard and logger (log.c) ----------------------------------- */
@@ -62,19 +62,8 @@ int ht_sigmask(int how, const sigset_t *set, sigset_t *old) HT_HIDDEN;
 void ht_sigmask_block_all(uint64_t *saved) HT_HIDDEN;
 void ht_sigmask_restore(uint64_t saved) HT_HIDDEN;
 
-/* -- Options (options.c) --------------------------------------------------- */
-typedef struct HtOptions {
-  char output[4096];     /* HEAPTAPE_OUTPUT, unexpanded */
-  uint64_t sample;       /* HEAPTAPE_SAMPLE: mean bytes between samples, 0 = all */
-  int unwind;            /* HT_UNWIND_* */
-  int frames;            /* HEAPTAPE_FRAMES */
-  int follow_fork;       /* HEAPTAPE_FOLLOW_FORK */
-  int follow_exec;       /* HEAPTAPE_FOLLOW_EXEC */
-  uint64_t seed;         /* HEAPTAPE_SEED */
-  int zstd;              /* HEAPTAPE_ZSTD: packet compression level */
-} HtOptions;
-
-extern HtOptions ht_opt HT_HIDDEN;
+/* -- Options (options.c, over the table of src/base/options.h) ---------------- */
+extern HtOptions ht_opt HT_HIDDEN;   /* HEAPTAPE_* as read at set-up */
 /* The value of environment variable name, read from environ itself. */
 const char *ht_getenv(const char *name) HT_HIDDEN;
 /* Read every HEAPTAPE_* variable into ht_opt (no allocation). */

@@ -102,8 +102,7 @@ static volatile uint8_t *rec_ipi_page; /* page whose protection change fences */
 ** HEAPTAPE_NO_MEMBARRIER=1 keeps the CAS protocol. */
 void ht_record_fences(void)
 {
-  const char *no = ht_getenv("HEAPTAPE_NO_MEMBARRIER");
-  long cmds = no && *no && strcmp(no, "0") ? -1 : syscall(SYS_membarrier, REC_MB_QUERY, 0, 0);
+  long cmds = ht_opt.no_membarrier ? -1 : syscall(SYS_membarrier, REC_MB_QUERY, 0, 0);
   ht_g.asym = cmds > 0 && (cmds & REC_MB_REGISTER_PRIVATE_EXPEDITED) &&
               syscall(SYS_membarrier, REC_MB_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
   atomic_store(&rec_mb_ok, ht_g.asym);
