@@ -1,6 +1,5 @@
 /* heaptape -- the tape file: opened close-on-exec, moved out of the program's
 ** way, its identity checked before every write and reopened if taken away. */
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "tapefile.h"
+#include "../base/fdio.h"
 #include "../../include/heaptape.h"
 
 #define TAPEFILE_HEADROOM 64           /* the descriptor: this far below the limit */
@@ -96,16 +96,8 @@ void ht_tapefile_adopt(int fd, const char *path)
 size_t ht_tapefile_sink(const void *data, size_t len, void *arg)
 {
   (void)arg;
-  const uint8_t *p = data;
-  size_t done = 0;
   if (!tapefile_owned()) return 0;
-  while (done < len) {
-    ssize_t n = tf.seekable ? pwrite(tf.fd, p + done, len - done, (off_t)(tf.off + done))
-                            : write(tf.fd, p + done, len - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
+  size_t done = ht_fd_write(tf.fd, data, len, tf.seekable ? (int64_t)tf.off : -1);
   tf.off += done;
   return done;
 }
