@@ -58,7 +58,7 @@ int main(int argc, char **argv)
   for (i = 0; i < 200 && (i < 50 || atomic_load(&churned) - c0 < 200000); i++) {
     char path[4096];
     snprintf(path, sizeof(path), "%s.%d", argv[2], i);
-    struct heaptape_options o = { 0 };
+    struct heaptape_options o = HEAPTAPE_OPTIONS_INIT;
     o.writer = put;
     o.on_stop = done_cb;
     o.arg = fopen(path, "wb");
