@@ -97,12 +97,16 @@ LUA_MODFLAGS = -shared -fPIC -Wl,-rpath,'$$ORIGIN/../..' -L$(B) -lheaptape -lpth
 LUA_CDIR_54 ?= $(LIBDIR)/lua/5.4
 LUA_CDIR_JIT ?= $(LIBDIR)/lua/5.1
 all: $(LUA_MODS)
-$(B)/lua/5.4/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h src/base/hash.h $(B)/libheaptape.so
+# The common files and one VM file each (lua/lh.h is the interface between them).
+LUA_COMMON = lua/lheaptape.c lua/lh_dump.c
+LUA_DEPS = $(LUA_COMMON) lua/lh.h lua/lheaptape.h include/heaptape.h \
+           include/heaptape_errors.h src/base/hash.h $(B)/libheaptape.so
+$(B)/lua/5.4/heaptape.so: lua/lh_vm54.c $(LUA_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -I/usr/include/lua5.4 -o $@ $< $(LUA_MODFLAGS)
-$(B)/lua/jit/heaptape.so: lua/lheaptape.c lua/lheaptape.h include/heaptape.h src/base/hash.h $(B)/libheaptape.so
+	$(CC) $(BASEFLAGS) $(CFLAGS) -I/usr/include/lua5.4 -o $@ $(LUA_COMMON) $< $(LUA_MODFLAGS)
+$(B)/lua/jit/heaptape.so: lua/lh_vmjit.c $(LUA_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -DLH_JIT -I/usr/include/luajit-2.1 -o $@ $< $(LUA_MODFLAGS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -I/usr/include/luajit-2.1 -o $@ $(LUA_COMMON) $< $(LUA_MODFLAGS)
 lua-install: $(LUA_MODS)
 	install -d $(DESTDIR)$(LUA_CDIR_54) $(DESTDIR)$(LUA_CDIR_JIT)
 	install -m 755 $(B)/lua/5.4/heaptape.so $(DESTDIR)$(LUA_CDIR_54)/heaptape.so
