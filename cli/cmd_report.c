@@ -1,16 +1,18 @@
 /* heaptape -- `heaptape report`: the analysis model printed as the default
 ** report, as JSON, or in the LuaJIT memprof layout. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
+#include "../src/analyze/luadump.h"
+#include "../src/output/luadump.h"
 #include "../src/output/report.h"
 
 static const char report_usage[] =
@@ -72,110 +74,93 @@ static void report_warn(const char *path, const HtReader *r, char *buf, size_t l
   if (buf[0]) ht_cli_error("warning: %s: %s", path, buf);
 }
 
-/* Parse a non-negative number of seconds into ns; -1 if malformed. */
-static int report_seconds(const char *s, uint64_t *ns)
+/* `heaptape report --dump FILE`: a Lua universe dump, its largest objects and
+** retainers (docs/LUA.md). */
+static int report_luadump(const char *path, unsigned top)
 {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || *end || !(v >= 0) || v > 1e9) return -1;
-  *ns = (uint64_t)llround(v * 1e9);
-  return 0;
+  HtLuaDump d;
+  char err[256];
+  if (ht_luadump_read(&d, path, err, sizeof(err))) {
+    ht_cli_error("%s: %s", path, err);
+    ht_luadump_free(&d);
+    return HT_EXIT_FAIL;
+  }
+  if (d.truncated) ht_cli_error("warning: %s: dump is truncated (no end record)", path);
+  int rc = ht_luadump_retained(&d);
+  ht_luadump_print(stdout, &d, top);
+  if (rc) ht_cli_error("out of memory: retained sizes are incomplete");
+  ht_luadump_free(&d);
+  return fflush(stdout) ? HT_EXIT_FAIL : HT_EXIT_OK;
 }
 
-/* Parse an unsigned count; -1 if malformed. */
-static int report_count(const char *s, unsigned *out)
-{
-  char *end;
-  unsigned long v = strtoul(s, &end, 10);
-  if (end == s || *end || s[0] == '-' || v > 1000000) return -1;
-  *out = (unsigned)v;
-  return 0;
-}
+enum { O_TOP = 1, O_STACKS, O_BY_STACK, O_PATHS, O_PEAK, O_LEAKS, O_TEMP, O_AT, O_WRAPPER,
+       O_JSON, O_MEMPROF, O_LEAK_ONLY, O_HUMAN, O_SNAP, O_DUMP };
 
-/* Bad usage: a message, the usage text, exit status 2. */
-static int report_bad(const char *what, const char *arg)
-{
-  ht_cli_error("report: %s '%s'", what, arg);
-  fputs(report_usage, stderr);
-  return HT_EXIT_USAGE;
-}
-
-int ht_report_dump(int argc, char **argv);  /* cli/report_dump.c (Lua dumps) */
+static const HtOpt report_opts[] = {
+  {"--top", 0, 1, O_TOP}, {"--stacks", 0, 1, O_STACKS}, {"--by-stack", 0, 0, O_BY_STACK},
+  {"--paths", 0, 1, O_PATHS}, {"--peak", 0, 0, O_PEAK}, {"--leaks", 0, 0, O_LEAKS},
+  {"--temporary", 0, 0, O_TEMP}, {"--at", 0, 1, O_AT}, {"--wrapper", 0, 1, O_WRAPPER},
+  {"--json", 0, 0, O_JSON}, {"--memprof", 0, 0, O_MEMPROF}, {"--leak-only", 0, 0, O_LEAK_ONLY},
+  {"--human-readable", 0, 0, O_HUMAN}, {"--heap-snap-interval", 0, 1, O_SNAP},
+  {"--dump", 0, 1, O_DUMP}, {NULL, 0, 0, 0}
+};
 
 /* `heaptape report`: parse its arguments and run it; returns the exit status. */
 int cmd_report(int argc, char **argv)
 {
-  for (int i = 1; i < argc; i++)  /* --dump FILE: a Lua universe dump, docs/LUA.md */
-    if (!strcmp(argv[i], "--dump")) return ht_report_dump(argc, argv);
   HtReportOpts o = {.top = 10, .depth = 8, .paths = 3, .at_ns = UINT64_MAX};
   HtModelOpts mo = {.at_ns = UINT64_MAX};
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;
-  int json = 0, memprof = 0, paths_set = 0;
+  int json = 0, memprof = 0, paths_set = 0, k, bad = 0;
   unsigned sections = 0;
-  const char *path = NULL;
+  const char *path = NULL, *dump = NULL;
+  uint64_t v;
   if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = NULL;
-    char name[64];
-    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
-    if (eq && (size_t)(eq - a) < sizeof(name)) {  /* --flag=value */
-      memcpy(name, a, (size_t)(eq - a));
-      name[eq - a] = 0;
-      a = name;
-      val = eq + 1;
-    }
-    int takes = !strcmp(a, "--top") || !strcmp(a, "--stacks") || !strcmp(a, "--at") ||
-                !strcmp(a, "--paths") ||
-                !strcmp(a, "--wrapper") || !strcmp(a, "--heap-snap-interval");
-    if (takes && !val) {
-      if (i + 1 >= argc) { free(wrappers); return report_bad("missing value for", a); }
-      val = argv[++i];
-    } else if (!takes && val) {
-      free(wrappers);
-      return report_bad("option takes no value:", argv[i]);
-    }
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(report_usage, stdout);
-      free(wrappers);
-      return HT_EXIT_OK;
-    } else if (!strcmp(a, "--top")) {
-      if (report_count(val, &o.top) || !o.top) { free(wrappers); return report_bad("bad --top", val); }
-    } else if (!strcmp(a, "--stacks")) {
-      if (report_count(val, &o.depth)) { free(wrappers); return report_bad("bad --stacks", val); }
-    } else if (!strcmp(a, "--paths")) {
-      if (report_count(val, &o.paths)) { free(wrappers); return report_bad("bad --paths", val); }
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "report", report_usage, report_opts);
+  while (!bad && (k = ht_args_next(&a)) != HT_ARG_END) {
+    switch (k) {
+    case HT_ARG_HELP: free(wrappers); return HT_EXIT_OK;
+    case HT_ARG_BAD: bad = 1; break;
+    case O_TOP: bad = ht_args_uint(&a, 1, 1000000, &v); o.top = (unsigned)v; break;
+    case O_STACKS: bad = ht_args_uint(&a, 0, 1000000, &v); o.depth = (unsigned)v; break;
+    case O_PATHS:
+      bad = ht_args_uint(&a, 0, 1000000, &v);
+      o.paths = (unsigned)v;
       paths_set = 1;
-    } else if (!strcmp(a, "--at")) {
-      if (report_seconds(val, &o.at_ns)) { free(wrappers); return report_bad("bad --at", val); }
-      sections |= HT_RS_AT;
-    } else if (!strcmp(a, "--heap-snap-interval")) {
-      if (report_seconds(val, &mo.snap_ns) || !mo.snap_ns) {
-        free(wrappers);
-        return report_bad("bad --heap-snap-interval", val);
-      }
-    } else if (!strcmp(a, "--wrapper")) {
-      wrappers[nwrap++] = val;
-    } else if (!strcmp(a, "--peak")) sections |= HT_RS_PEAK;
-    else if (!strcmp(a, "--leaks")) sections |= HT_RS_LEAKS;
-    else if (!strcmp(a, "--temporary")) sections |= HT_RS_TEMP;
-    else if (!strcmp(a, "--by-stack")) o.by_stack = 1;
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--memprof")) memprof = 1;
-    else if (!strcmp(a, "--leak-only")) { memprof = 1; o.leak_only = 1; }
-    else if (!strcmp(a, "--human-readable")) o.human = 1;
-    else if (a[0] == '-' && a[1]) { free(wrappers); return report_bad("unknown option", argv[i]); }
-    else if (path) { free(wrappers); return report_bad("one tape at a time; extra argument", a); }
-    else path = a;
+      break;
+    case O_AT: bad = ht_args_seconds(&a, &o.at_ns); sections |= HT_RS_AT; break;
+    case O_SNAP:
+      bad = ht_args_seconds(&a, &mo.snap_ns);
+      if (!bad && !mo.snap_ns)
+        bad = ht_args_bad(&a, "%s takes seconds above 0, not '%s'", a.opt, a.val);
+      break;
+    case O_WRAPPER: wrappers[nwrap++] = a.val; break;
+    case O_PEAK: sections |= HT_RS_PEAK; break;
+    case O_LEAKS: sections |= HT_RS_LEAKS; break;
+    case O_TEMP: sections |= HT_RS_TEMP; break;
+    case O_BY_STACK: o.by_stack = 1; break;
+    case O_JSON: json = 1; break;
+    case O_MEMPROF: memprof = 1; break;
+    case O_LEAK_ONLY: memprof = 1; o.leak_only = 1; break;
+    case O_HUMAN: o.human = 1; break;
+    case O_DUMP: dump = a.val; break;
+    case HT_ARG_OPERAND:
+      if (path) bad = ht_args_extra(&a, "tape", a.val);
+      else path = a.val;
+      break;
+    }
   }
-  if (!path) {
-    ht_cli_error("report: no tape given");
-    fputs(report_usage, stderr);
+  if (bad) { free(wrappers); return HT_EXIT_USAGE; }
+  if (dump) {                         /* a Lua dump instead of a tape */
     free(wrappers);
-    return HT_EXIT_USAGE;
+    if (path) return ht_args_bad(&a, "--dump reads a Lua dump, not a tape; extra argument '%s'", path);
+    return report_luadump(dump, o.top);
   }
+  if (!path) { free(wrappers); return ht_args_missing(&a, "tape"); }
   if (mo.snap_ns) memprof = 1;
-  if (memprof && json) { free(wrappers); return report_bad("--json does not combine with", "--memprof"); }
+  if (memprof && json) { free(wrappers); return ht_args_bad(&a, "--json does not combine with --memprof"); }
   o.json_paths = paths_set ? o.paths : 20;
   o.sections = HT_RS_SUMMARY | (sections ? sections : HT_RS_DEFAULT);
   o.path = path;
