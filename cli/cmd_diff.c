@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "args.h"
 #include "vizcli.h"
 #include "../include/heaptape.h"
 #include "../src/analyze/diff.h"
@@ -33,14 +34,6 @@ static const char diff_usage[] =
   "\n"
   "The totals equal `go tool pprof -diff_base BASE.pb.gz NEW.pb.gz` on the\n"
   "tapes' `heaptape pprof` exports. See docs/REPORT.md.\n";
-
-/* Bad usage: a message, the usage text, exit status 2. */
-static int diff_bad(const char *what, const char *arg)
-{
-  ht_cli_error("diff: %s '%s'", what, arg);
-  fputs(diff_usage, stderr);
-  return HT_EXIT_USAGE;
-}
 
 /* One side of the comparison. */
 typedef struct Side {
@@ -90,44 +83,49 @@ int cmd_diff(int argc, char **argv)
   Side side[2];
   memset(side, 0, sizeof(side));
   if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(diff_usage, stdout);
-      rc = HT_EXIT_OK;
-      goto done;
-    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "diff"))) goto done;
-      if (!*v) { rc = diff_bad("empty output name", v); goto done; }
-      out = v;
-    } else if (ht_vizcli_is(a, "--sort")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "diff"))) goto done;
-      if (!strcmp(v, "bytes")) key = HT_DIFF_BYTES;
-      else if (!strcmp(v, "calls")) key = HT_DIFF_CALLS;
-      else if (!strcmp(v, "peak")) key = HT_DIFF_PEAK;
-      else if (!strcmp(v, "leaked")) key = HT_DIFF_LEAKED;
-      else { rc = diff_bad("bad --sort (want bytes, calls, peak or leaked)", v); goto done; }
-    } else if (ht_vizcli_is(a, "--top")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "diff"))) goto done;
-      char *end;
-      top = strtol(v, &end, 10);
-      if (end == v || *end || top < 0 || top > 100000000) { rc = diff_bad("bad --top", v); goto done; }
-    } else if (ht_vizcli_is(a, "--wrapper")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "diff"))) goto done;
-      wrappers[nwrap++] = v;
-    } else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--html")) html = 1;
-    else if (!strcmp(a, "--damaged")) damaged = 1;
-    else if (a[0] == '-' && a[1]) { rc = diff_bad("unknown option", a); goto done; }
-    else if (npath == 2) { rc = diff_bad("two tapes only; extra argument", a); goto done; }
-    else paths[npath++] = a;
+  enum { O_OUT = 1, O_SORT, O_TOP, O_WRAPPER, O_JSON, O_HTML, O_DAMAGED };
+  static const HtOpt opts[] = {
+    {"--output", 'o', 1, O_OUT}, {"--sort", 0, 1, O_SORT}, {"--top", 0, 1, O_TOP},
+    {"--wrapper", 0, 1, O_WRAPPER}, {"--json", 0, 0, O_JSON}, {"--html", 0, 0, O_HTML},
+    {"--damaged", 0, 0, O_DAMAGED}, {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  uint64_t v;
+  ht_args_init(&a, argc, argv, "diff", diff_usage, opts);
+  for (int k; (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: rc = HT_EXIT_OK; goto done;
+    case HT_ARG_BAD: goto done;
+    case O_OUT: if (ht_args_output(&a, &out)) goto done; break;
+    case O_SORT:
+      if (!strcmp(a.val, "bytes")) key = HT_DIFF_BYTES;
+      else if (!strcmp(a.val, "calls")) key = HT_DIFF_CALLS;
+      else if (!strcmp(a.val, "peak")) key = HT_DIFF_PEAK;
+      else if (!strcmp(a.val, "leaked")) key = HT_DIFF_LEAKED;
+      else {
+        ht_args_bad(&a, "%s takes bytes, calls, peak or leaked, not '%s'", a.opt, a.val);
+        goto done;
+      }
+      break;
+    case O_TOP:
+      if (ht_args_uint(&a, 0, 100000000, &v)) goto done;
+      top = (long)v;
+      break;
+    case O_WRAPPER: wrappers[nwrap++] = a.val; break;
+    case O_JSON: json = 1; break;
+    case O_HTML: html = 1; break;
+    case O_DAMAGED: damaged = 1; break;
+    case HT_ARG_OPERAND:
+      if (npath == 2) { ht_args_bad(&a, "two tapes only; extra argument '%s'", a.val); goto done; }
+      paths[npath++] = a.val;
+      break;
+    }
   }
   if (npath < 2) {
-    ht_cli_error("diff: needs two tapes, BASE and NEW (%zu given)", npath);
-    fputs(diff_usage, stderr);
+    ht_args_bad(&a, "needs two tapes, BASE and NEW (%zu given)", npath);
     goto done;
   }
-  if (json && html) { rc = diff_bad("--json does not combine with", "--html"); goto done; }
+  if (json && html) { ht_args_bad(&a, "--json does not combine with --html"); goto done; }
   rc = HT_EXIT_FAIL;
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX};
   for (int i = 0; i < 2; i++) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/format/reader.h"
 #include "heaptape.h"
@@ -107,32 +108,28 @@ static void dump_header(const HtHeader *h)
          h->unwind, h->frames);
 }
 
+static const char dump_usage[] =
+  "usage: heaptape dump [--no-stacks] FILE\n"
+  "Print every event of the tape in global order, one per line:\n"
+  "  SEQ TIME_NS PID/TID TYPE FIELDS...\n"
+  "then the stack table (STACK id parent frame symbol) and the totals.\n";
+
 /* `heaptape dump`: parse its arguments and run it; returns the exit status. */
 int cmd_dump(int argc, char **argv)
 {
-  int stacks = 1;
+  static const HtOpt opts[] = {{"--no-stacks", 0, 0, 1}, {NULL, 0, 0, 0}};
+  int stacks = 1, k;
   const char *path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help")) {
-      puts("usage: heaptape dump [--no-stacks] FILE\n"
-           "Print every event of the tape in global order, one per line:\n"
-           "  SEQ TIME_NS PID/TID TYPE FIELDS...\n"
-           "then the stack table (STACK id parent frame symbol) and the totals.");
-      return HT_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--no-stacks")) stacks = 0;
-    else if (argv[i][0] == '-' && argv[i][1]) {
-      ht_cli_error("dump: unknown option '%s' (see heaptape dump --help)", argv[i]);
-      return HT_EXIT_USAGE;
-    } else if (path) {
-      ht_cli_error("dump: one tape at a time");
-      return HT_EXIT_USAGE;
-    } else path = argv[i];
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "dump", dump_usage, opts);
+  while ((k = ht_args_next(&a)) != HT_ARG_END) {
+    if (k == HT_ARG_HELP) return HT_EXIT_OK;
+    if (k == HT_ARG_BAD) return HT_EXIT_USAGE;
+    if (k == 1) stacks = 0;
+    else if (path) return ht_args_extra(&a, "tape", a.val);
+    else path = a.val;
   }
-  if (!path) {
-    ht_cli_error("dump: no tape given (usage: heaptape dump FILE)");
-    return HT_EXIT_USAGE;
-  }
+  if (!path) return ht_args_missing(&a, "tape");
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   dump_header(ht_reader_header(r));

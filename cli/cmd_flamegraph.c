@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "args.h"
 #include "vizcli.h"
 #include "../include/heaptape.h"
 #include "../src/output/flame.h"
@@ -29,14 +30,6 @@ static const char flame_usage[] =
   "In the SVG: hover a frame for its figures, click to zoom, Search to\n"
   "highlight frames matching a regular expression.\n";
 
-/* Bad usage: a message, the usage text, exit status 2. */
-static int flame_bad(const char *what, const char *arg)
-{
-  ht_cli_error("flamegraph: %s '%s'", what, arg);
-  fputs(flame_usage, stderr);
-  return HT_EXIT_USAGE;
-}
-
 /* `heaptape flamegraph`: parse its arguments and run it; returns the exit status. */
 int cmd_flamegraph(int argc, char **argv)
 {
@@ -47,48 +40,40 @@ int cmd_flamegraph(int argc, char **argv)
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;
   if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(flame_usage, stdout);
-      free(wrappers);
-      return HT_EXIT_OK;
-    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
-      if (!*v) { rc = flame_bad("empty output name", v); goto done; }
-      out = v;
-    } else if (ht_vizcli_is(a, "--metric")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
-      int k = 0;
-      while (k < HT_FM_COUNT && strcmp(v, ht_flame_metric_name((HtFlameMetric)k))) k++;
-      if (k == HT_FM_COUNT) { rc = flame_bad("bad --metric (alloc|inuse|peak|leaks|temporary)", v); goto done; }
-      metric = (HtFlameMetric)k;
-    } else if (ht_vizcli_is(a, "--at")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
-      if (ht_vizcli_seconds(v, &at_ns)) { rc = flame_bad("bad --at", v); goto done; }
-    } else if (ht_vizcli_is(a, "--title")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
-      title = v;
-    } else if (ht_vizcli_is(a, "--wrapper")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "flamegraph"))) goto done;
-      wrappers[nwrap++] = v;
-    } else if (!strcmp(a, "--folded")) {
-      folded = 1;
-    } else if (a[0] == '-' && a[1]) {
-      rc = flame_bad("unknown option", a);
-      goto done;
-    } else if (path) {
-      rc = flame_bad("one tape at a time; extra argument", a);
-      goto done;
-    } else {
-      path = a;
+  enum { O_OUT = 1, O_METRIC, O_AT, O_TITLE, O_WRAPPER, O_FOLDED };
+  static const HtOpt opts[] = {
+    {"--output", 'o', 1, O_OUT}, {"--metric", 0, 1, O_METRIC}, {"--at", 0, 1, O_AT},
+    {"--title", 0, 1, O_TITLE}, {"--wrapper", 0, 1, O_WRAPPER}, {"--folded", 0, 0, O_FOLDED},
+    {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "flamegraph", flame_usage, opts);
+  for (int k, bad = 0; !bad && (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: rc = HT_EXIT_OK; goto done;
+    case HT_ARG_BAD: goto done;
+    case O_OUT: if (ht_args_output(&a, &out)) goto done; break;
+    case O_METRIC: {
+      int m = 0;
+      while (m < HT_FM_COUNT && strcmp(a.val, ht_flame_metric_name((HtFlameMetric)m))) m++;
+      if (m == HT_FM_COUNT) {
+        ht_args_bad(&a, "%s takes alloc, inuse, peak, leaks or temporary, not '%s'", a.opt, a.val);
+        goto done;
+      }
+      metric = (HtFlameMetric)m;
+      break;
+    }
+    case O_AT: if (ht_args_seconds(&a, &at_ns)) goto done; break;
+    case O_TITLE: title = a.val; break;
+    case O_WRAPPER: wrappers[nwrap++] = a.val; break;
+    case O_FOLDED: folded = 1; break;
+    case HT_ARG_OPERAND:
+      if (path) { ht_args_extra(&a, "tape", a.val); goto done; }
+      path = a.val;
+      break;
     }
   }
-  if (!path) {
-    ht_cli_error("flamegraph: no tape given");
-    fputs(flame_usage, stderr);
-    goto done;
-  }
+  if (!path) { ht_args_missing(&a, "tape"); goto done; }
   rc = HT_EXIT_FAIL;
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) goto done;

@@ -6,13 +6,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/format/reader.h"
 #include "../src/output/heapmap.h"
 
 static const char heapmap_usage[] =
   "usage: heaptape heapmap [options] FILE\n"
-  "  -o MAP.png        the address space (y) over operations (x)\n"
+  "  -o, --output MAP.png  the address space (y) over operations (x)\n"
   "  --size WxH        its size in pixels (default 1024x768)\n"
   "  --frames DIR      also write DIR/frame_NNNNN.png: the live heap at N moments\n"
   "  --nframes N       how many frames (default 50)\n"
@@ -36,34 +37,38 @@ int cmd_heapmap(int argc, char **argv)
 {
   const char *path = NULL, *png = NULL;
   HtHeapmapOpts o = {.w = 1024, .h = 768, .nframes = 50, .fw = 512, .fh = 512, .legend = stdout};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(heapmap_usage, stdout); return HT_EXIT_OK; }
-    int val = !strcmp(a, "-o") || !strcmp(a, "--size") || !strcmp(a, "--frames") ||
-              !strcmp(a, "--nframes") || !strcmp(a, "--frame-size");
-    if (a[0] == '-' && a[1] && !val) { ht_cli_error("heapmap: unknown option '%s'", a); goto usage; }
-    if (val && i + 1 >= argc) { ht_cli_error("heapmap: %s needs a value", a); goto usage; }
-    if (!strcmp(a, "-o")) png = argv[++i];
-    else if (!strcmp(a, "--frames")) o.frames = argv[++i];
-    else if (!strcmp(a, "--size") || !strcmp(a, "--frame-size")) {
-      int fs = a[2] == 'f';
-      if (heapmap_size(argv[++i], fs ? &o.fw : &o.w, fs ? &o.fh : &o.h)) {
-        ht_cli_error("heapmap: %s takes WxH (1-16384 each), not '%s'", a, argv[i]);
-        goto usage;
-      }
-    } else if (!strcmp(a, "--nframes")) {
-      char *e;
-      unsigned long v = strtoul(argv[++i], &e, 10);
-      if (*e || !v || v > 100000) {
-        ht_cli_error("heapmap: --nframes takes 1 to 100000, not '%s'", argv[i]);
-        goto usage;
-      }
+  enum { O_OUT = 1, O_SIZE, O_FRAMES, O_NFRAMES, O_FRAME_SIZE };
+  static const HtOpt opts[] = {
+    {"--output", 'o', 1, O_OUT}, {"--size", 0, 1, O_SIZE}, {"--frames", 0, 1, O_FRAMES},
+    {"--nframes", 0, 1, O_NFRAMES}, {"--frame-size", 0, 1, O_FRAME_SIZE}, {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  uint64_t v;
+  ht_args_init(&a, argc, argv, "heapmap", heapmap_usage, opts);
+  for (int k; (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: return HT_EXIT_OK;
+    case HT_ARG_BAD: return HT_EXIT_USAGE;
+    case O_OUT: png = a.val; break;
+    case O_FRAMES: o.frames = a.val; break;
+    case O_SIZE: case O_FRAME_SIZE: {
+      int fs = k == O_FRAME_SIZE;
+      if (heapmap_size(a.val, fs ? &o.fw : &o.w, fs ? &o.fh : &o.h))
+        return ht_args_bad(&a, "%s takes WxH (1-16384 each), not '%s'", a.opt, a.val);
+      break;
+    }
+    case O_NFRAMES:
+      if (ht_args_uint(&a, 1, 100000, &v)) return HT_EXIT_USAGE;
       o.nframes = (unsigned)v;
-    } else if (path) { ht_cli_error("heapmap: one tape at a time; extra argument '%s'", a); goto usage; }
-    else path = a;
+      break;
+    case HT_ARG_OPERAND:
+      if (path) return ht_args_extra(&a, "tape", a.val);
+      path = a.val;
+      break;
+    }
   }
-  if (!path) { ht_cli_error("heapmap: no tape given"); goto usage; }
-  if (!png && !o.frames) { ht_cli_error("heapmap: nothing to write (-o MAP.png or --frames DIR)"); goto usage; }
+  if (!path) return ht_args_missing(&a, "tape");
+  if (!png && !o.frames) return ht_args_bad(&a, "nothing to write (-o MAP.png or --frames DIR)");
   if (o.frames && mkdir(o.frames, 0777) && errno != EEXIST) {
     ht_cli_error("%s: cannot create (%s)", o.frames, strerror(errno));
     return HT_EXIT_FAIL;
@@ -89,7 +94,4 @@ int cmd_heapmap(int argc, char **argv)
   ht_reader_close(r);
   if (fflush(stdout)) rc = HT_EXIT_FAIL;
   return rc;
-usage:
-  fputs(heapmap_usage, stderr);
-  return HT_EXIT_USAGE;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "args.h"
 #include "vizcli.h"
 #include "../include/heaptape.h"
 #include "../src/output/html.h"
@@ -26,14 +27,6 @@ static const char html_usage[] =
   "Open report.html#t=SECONDS to select that time on load, and\n"
   "#view=bottomup|topdown|callers to open that call tree.\n";
 
-/* Bad usage: a message, the usage text, exit status 2. */
-static int html_bad(const char *what, const char *arg)
-{
-  ht_cli_error("html: %s '%s'", what, arg);
-  fputs(html_usage, stderr);
-  return HT_EXIT_USAGE;
-}
-
 /* `heaptape html`: parse its arguments and run it; returns the exit status. */
 int cmd_html(int argc, char **argv)
 {
@@ -43,40 +36,31 @@ int cmd_html(int argc, char **argv)
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;
   if (!wrappers) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(html_usage, stdout);
-      free(wrappers);
-      return HT_EXIT_OK;
-    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
-      if (!*v) { rc = html_bad("empty output name", v); goto done; }
-      out = v;
-    } else if (ht_vizcli_is(a, "--buckets")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
-      char *end;
-      unsigned long b = strtoul(v, &end, 10);
-      if (end == v || *end || v[0] == '-' || b < 1 || b > 10000) { rc = html_bad("bad --buckets (1..10000)", v); goto done; }
-      buckets = (unsigned)b;
-    } else if (ht_vizcli_is(a, "--wrapper")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "html"))) goto done;
-      wrappers[nwrap++] = v;
-    } else if (a[0] == '-' && a[1]) {
-      rc = html_bad("unknown option", a);
-      goto done;
-    } else if (path) {
-      rc = html_bad("one tape at a time; extra argument", a);
-      goto done;
-    } else {
-      path = a;
+  enum { O_OUT = 1, O_BUCKETS, O_WRAPPER };
+  static const HtOpt opts[] = {
+    {"--output", 'o', 1, O_OUT}, {"--buckets", 0, 1, O_BUCKETS}, {"--wrapper", 0, 1, O_WRAPPER},
+    {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  uint64_t v;
+  ht_args_init(&a, argc, argv, "html", html_usage, opts);
+  for (int k; (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: rc = HT_EXIT_OK; goto done;
+    case HT_ARG_BAD: goto done;
+    case O_OUT: if (ht_args_output(&a, &out)) goto done; break;
+    case O_BUCKETS:
+      if (ht_args_uint(&a, 1, 10000, &v)) goto done;
+      buckets = (unsigned)v;
+      break;
+    case O_WRAPPER: wrappers[nwrap++] = a.val; break;
+    case HT_ARG_OPERAND:
+      if (path) { ht_args_extra(&a, "tape", a.val); goto done; }
+      path = a.val;
+      break;
     }
   }
-  if (!path) {
-    ht_cli_error("html: no tape given");
-    fputs(html_usage, stderr);
-    goto done;
-  }
+  if (!path) { ht_args_missing(&a, "tape"); goto done; }
   rc = HT_EXIT_FAIL;
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) goto done;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/format/reader.h"
 #include "../src/output/lifetimes.h"
@@ -15,7 +16,7 @@ static const char life_usage[] =
   "  --bins N        histogram bins over the range (default 20)\n"
   "  --by-site       lifetimes per allocation site (--top N sites, default 20)\n"
   "  --json          the same figures as one JSON object (docs/ALLOCATORS.md)\n"
-  "  -o FILE.svg     also draw both histograms as SVG\n";
+  "  -o, --output FILE.svg  also draw both histograms as SVG\n";
 
 /* `heaptape lifetimes`: parse its arguments and run it; returns the exit status. */
 int cmd_lifetimes(int argc, char **argv)
@@ -24,42 +25,42 @@ int cmd_lifetimes(int argc, char **argv)
   HtLifeOpts o = {.lo = 0, .hi = 100, .bins = 20};
   unsigned top = 20;
   int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    char *e;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(life_usage, stdout); return HT_EXIT_OK; }
-    if (!strcmp(a, "--by-site")) { o.by_site = 1; continue; }
-    if (!strcmp(a, "--json")) { json = 1; continue; }
-    if (a[0] == '-' && a[1] && strcmp(a, "--range") && strcmp(a, "--bins") &&
-        strcmp(a, "--top") && strcmp(a, "-o")) {
-      ht_cli_error("lifetimes: unknown option '%s'", a);
-      goto usage;
-    }
-    if (a[0] == '-' && a[1] && i + 1 >= argc) {
-      ht_cli_error("lifetimes: %s needs a value", a);
-      goto usage;
-    }
-    if (!strcmp(a, "--range")) {
-      const char *v = range = argv[++i];
-      o.lo = strtod(v, &e);
-      if (*e != '-' || e == v) goto bad_range;
-      const char *h = e + 1;
+  enum { O_RANGE = 1, O_BINS, O_TOP, O_BY_SITE, O_JSON, O_OUT };
+  static const HtOpt opts[] = {
+    {"--range", 0, 1, O_RANGE}, {"--bins", 0, 1, O_BINS}, {"--top", 0, 1, O_TOP},
+    {"--by-site", 0, 0, O_BY_SITE}, {"--json", 0, 0, O_JSON}, {"--output", 'o', 1, O_OUT},
+    {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  uint64_t v;
+  char *e;
+  ht_args_init(&a, argc, argv, "lifetimes", life_usage, opts);
+  for (int k; (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: return HT_EXIT_OK;
+    case HT_ARG_BAD: return HT_EXIT_USAGE;
+    case O_RANGE: {
+      const char *h;
+      range = a.val;
+      o.lo = strtod(range, &e);
+      if (*e != '-' || e == range) goto bad_range;
+      h = e + 1;
       o.hi = strtod(h, &e);
       if (*e || e == h || o.lo < 0 || o.hi > 100 || o.lo >= o.hi) goto bad_range;
-    } else if (!strcmp(a, "--bins") || !strcmp(a, "--top")) {
-      unsigned long v = strtoul(argv[++i], &e, 10);
-      if (*e || !v || v > 10000) {
-        ht_cli_error("lifetimes: %s takes a number from 1 to 10000, not '%s'", a, argv[i]);
-        goto usage;
-      }
-      if (a[2] == 'b') o.bins = (unsigned)v; else top = (unsigned)v;
-    } else if (!strcmp(a, "-o")) svg = argv[++i];
-    else if (path) {
-      ht_cli_error("lifetimes: one tape at a time; extra argument '%s'", a);
-      goto usage;
-    } else path = a;
+      break;
+    }
+    case O_BINS: if (ht_args_uint(&a, 1, 10000, &v)) return HT_EXIT_USAGE; o.bins = (unsigned)v; break;
+    case O_TOP: if (ht_args_uint(&a, 1, 10000, &v)) return HT_EXIT_USAGE; top = (unsigned)v; break;
+    case O_BY_SITE: o.by_site = 1; break;
+    case O_JSON: json = 1; break;
+    case O_OUT: svg = a.val; break;
+    case HT_ARG_OPERAND:
+      if (path) return ht_args_extra(&a, "tape", a.val);
+      path = a.val;
+      break;
+    }
   }
-  if (!path) { ht_cli_error("lifetimes: no tape given"); goto usage; }
+  if (!path) return ht_args_missing(&a, "tape");
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   HtLife l = {0};
@@ -93,8 +94,5 @@ int cmd_lifetimes(int argc, char **argv)
   if (fflush(stdout)) rc = HT_EXIT_FAIL;
   return rc;
 bad_range:
-  ht_cli_error("lifetimes: --range takes LO-HI with 0 <= LO < HI <= 100, not '%s'", range);
-usage:
-  fputs(life_usage, stderr);
-  return HT_EXIT_USAGE;
+  return ht_args_bad(&a, "--range takes LO-HI with 0 <= LO < HI <= 100, not '%s'", range);
 }

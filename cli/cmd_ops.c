@@ -5,13 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/ops.h"
 
 static const char ops_usage[] =
-  "usage: heaptape ops [-o OUT] FILE\n"
+  "usage: heaptape ops [-o, --output OUT] FILE\n"
   "  one line per operation: SEQ TID N HANDLE SIZE [C|A<align>|R<old>]\n"
   "                          SEQ TID F HANDLE [R]\n";
 
@@ -29,26 +30,19 @@ static void ops_line(void *ctx, const HtRes *res)
 /* `heaptape ops`: parse its arguments and run it; returns the exit status. */
 int cmd_ops(int argc, char **argv)
 {
+  static const HtOpt opts[] = {{"--output", 'o', 1, 1}, {NULL, 0, 0, 0}};
   const char *path = NULL, *out = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(ops_usage, stdout);
-      return HT_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) { out = argv[++i]; continue; }
-    if ((argv[i][0] == '-' && argv[i][1]) || path) {
-      ht_cli_error(path ? "ops: one tape at a time; extra argument '%s'"
-                        : "ops: unknown option '%s'", argv[i]);
-      fputs(ops_usage, stderr);
-      return HT_EXIT_USAGE;
-    }
-    path = argv[i];
+  int k;
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "ops", ops_usage, opts);
+  while ((k = ht_args_next(&a)) != HT_ARG_END) {
+    if (k == HT_ARG_HELP) return HT_EXIT_OK;
+    if (k == HT_ARG_BAD) return HT_EXIT_USAGE;
+    if (k == 1) out = a.val;
+    else if (path) return ht_args_extra(&a, "tape", a.val);
+    else path = a.val;
   }
-  if (!path) {
-    ht_cli_error("ops: no tape given");
-    fputs(ops_usage, stderr);
-    return HT_EXIT_USAGE;
-  }
+  if (!path) return ht_args_missing(&a, "tape");
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   FILE *f = out ? fopen(out, "w") : stdout;

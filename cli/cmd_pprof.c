@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "args.h"
 #include "vizcli.h"
+#include "../src/base/parse.h"
 #include "../include/heaptape.h"
 #include "../src/output/pprof.h"
 
@@ -22,14 +24,6 @@ static const char pprof_usage[] =
   "\n"
   "Several tapes are merged into one profile (their values add up).\n"
   "Read it with `go tool pprof -top PROFILE.pb.gz`; see docs/PPROF.md.\n";
-
-/* Bad usage: a message, the usage text, exit status 2. */
-static int pprof_bad(const char *what, const char *arg)
-{
-  ht_cli_error("pprof: %s '%s'", what, arg);
-  fputs(pprof_usage, stderr);
-  return HT_EXIT_USAGE;
-}
 
 /* Read one tape into the profile; 0 or -1 (message printed). */
 static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
@@ -85,38 +79,29 @@ int cmd_pprof(int argc, char **argv)
   size_t ntape = 0, nwrap = 0;
   int rc = HT_EXIT_USAGE;
   if (!tapes || !wrappers) { ht_cli_error("out of memory"); rc = HT_EXIT_FAIL; goto done; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(pprof_usage, stdout);
-      rc = HT_EXIT_OK;
-      goto done;
-    } else if (!strcmp(a, "-o") || ht_vizcli_is(a, "--output")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
-      if (!*v) { rc = pprof_bad("empty output name", v); goto done; }
-      out = v;
-    } else if (ht_vizcli_is(a, "--at")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
-      if (!strcmp(v, "peak")) mode = HT_INUSE_PEAK;
-      else if (!ht_vizcli_seconds(v, &at_ns)) mode = HT_INUSE_AT;
-      else { rc = pprof_bad("bad --at (want peak or seconds)", v); goto done; }
-    } else if (ht_vizcli_is(a, "--wrapper")) {
-      if (!(v = ht_vizcli_optval(argc, argv, &i, "pprof"))) goto done;
-      wrappers[nwrap++] = v;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      rc = pprof_bad("unknown option", a);
-      goto done;
-    } else {
-      tapes[ntape++] = a;
+  enum { O_OUT = 1, O_AT, O_WRAPPER, O_QUIET };
+  static const HtOpt opts[] = {
+    {"--output", 'o', 1, O_OUT}, {"--at", 0, 1, O_AT}, {"--wrapper", 0, 1, O_WRAPPER},
+    {"--quiet", 'q', 0, O_QUIET}, {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "pprof", pprof_usage, opts);
+  for (int k; (k = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (k) {
+    case HT_ARG_HELP: rc = HT_EXIT_OK; goto done;
+    case HT_ARG_BAD: goto done;
+    case O_OUT: if (ht_args_output(&a, &out)) goto done; break;
+    case O_AT:
+      if (!strcmp(a.val, "peak")) mode = HT_INUSE_PEAK;
+      else if (!ht_parse_seconds(a.val, &at_ns)) mode = HT_INUSE_AT;
+      else { ht_args_bad(&a, "%s takes peak or seconds, not '%s'", a.opt, a.val); goto done; }
+      break;
+    case O_WRAPPER: wrappers[nwrap++] = a.val; break;
+    case O_QUIET: quiet = 1; break;
+    case HT_ARG_OPERAND: tapes[ntape++] = a.val; break;
     }
   }
-  if (!ntape) {
-    ht_cli_error("pprof: no tape given");
-    fputs(pprof_usage, stderr);
-    goto done;
-  }
+  if (!ntape) { ht_args_missing(&a, "tape"); goto done; }
   rc = HT_EXIT_FAIL;
   HtPprof *p = ht_pprof_new();
   if (!p) { ht_cli_error("out of memory"); goto done; }

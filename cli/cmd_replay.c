@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/format/reader.h"
 #include "../src/replay/replay.h"
@@ -39,7 +40,8 @@ static void replay_bindir(char *buf, size_t len)
   snprintf(cand, sizeof(cand), "%s/heaptape-replay", buf);
   if (!access(cand, X_OK)) return;
   snprintf(cand, sizeof(cand), "%s/../lib/heaptape", buf);
-  if ((size_t)snprintf(NULL, 0, "%s", cand) < len) snprintf(buf, len, "%s", cand);
+  size_t n2 = strlen(cand);
+  if (n2 < len) memcpy(buf, cand, n2 + 1);
 }
 
 /* Open path for writing, or report why not. */
@@ -60,25 +62,28 @@ int cmd_replay(int argc, char **argv)
   char bindir[PATH_MAX];
   replay_bindir(bindir, sizeof(bindir));
   int rc = HT_EXIT_OK;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(replay_usage, stdout); goto out; }
-    if (a[0] == '-' && a[1] && i + 1 >= argc) {
-      ht_cli_error("replay: %s needs a value", a);
-      rc = HT_EXIT_USAGE;
-      goto usage;
-    }
-    if (!strcmp(a, "--allocator")) {
+  enum { O_ALLOC = 1, O_DRIVER, O_TOUCH, O_INTERVAL, O_STATS, O_PLOT };
+  static const HtOpt opts[] = {
+    {"--allocator", 0, 1, O_ALLOC}, {"--driver", 0, 1, O_DRIVER}, {"--touch", 0, 1, O_TOUCH},
+    {"--interval", 0, 1, O_INTERVAL}, {"--allocstats", 0, 1, O_STATS}, {"--plot", 0, 1, O_PLOT},
+    {NULL, 0, 0, 0}
+  };
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "replay", replay_usage, opts);
+  for (int o; (o = ht_args_next(&a)) != HT_ARG_END;) {
+    switch (o) {
+    case HT_ARG_HELP: goto out;
+    case HT_ARG_BAD: rc = HT_EXIT_USAGE; goto out;
+    case O_ALLOC: {
       char list[1024];
-      snprintf(list, sizeof(list), "%s", argv[++i]);
+      snprintf(list, sizeof(list), "%s", a.val);
       for (char *sv, *t = strtok_r(list, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
         size_t k, nb = HT_COUNTOF(builtin);
         int all = !strcmp(t, "all");
         for (k = 0; k < nb && !all && strcmp(t, builtin[k]); k++) {}
         if (!all && k == nb) {
-          ht_cli_error("replay: unknown allocator '%s' (glibc, jemalloc, mimalloc, tcmalloc, all)", t);
-          rc = HT_EXIT_USAGE;
-          goto usage;
+          rc = ht_args_bad(&a, "unknown allocator '%s' (glibc, jemalloc, mimalloc, tcmalloc, all)", t);
+          goto out;
         }
         for (size_t j = all ? 0 : k; j < (all ? nb : k + 1) && nd < MAX_DRIVERS; j++) {
           char p[PATH_MAX + 64];
@@ -86,37 +91,28 @@ int cmd_replay(int argc, char **argv)
           drv[nd++] = strdup(p);
         }
       }
-    } else if (!strcmp(a, "--driver")) {
-      if (nd < MAX_DRIVERS) drv[nd++] = strdup(argv[++i]);
-    } else if (!strcmp(a, "--touch")) {
-      touch = argv[++i];
+      break;
+    }
+    case O_DRIVER: if (nd < MAX_DRIVERS) drv[nd++] = strdup(a.val); break;
+    case O_TOUCH:
+      touch = a.val;
       if (strcmp(touch, "page") && strcmp(touch, "all") && strcmp(touch, "none")) {
-        ht_cli_error("replay: --touch takes page, all or none, not '%s'", touch);
-        rc = HT_EXIT_USAGE;
-        goto usage;
+        rc = ht_args_bad(&a, "--touch takes page, all or none, not '%s'", touch);
+        goto out;
       }
-    } else if (!strcmp(a, "--interval")) {
-      char *e;
-      interval = strtoull(argv[++i], &e, 10);
-      if (*e || !interval) {
-        ht_cli_error("replay: --interval takes a positive number, not '%s'", argv[i]);
-        rc = HT_EXIT_USAGE;
-        goto usage;
-      }
-    } else if (!strcmp(a, "--allocstats")) json = argv[++i];
-    else if (!strcmp(a, "--plot")) plot = argv[++i];
-    else if ((a[0] == '-' && a[1]) || path) {
-      ht_cli_error(path ? "replay: one tape at a time; extra argument '%s'"
-                        : "replay: unknown option '%s'", a);
-      rc = HT_EXIT_USAGE;
-      goto usage;
-    } else path = a;
+      break;
+    case O_INTERVAL:
+      if (ht_args_uint(&a, 1, UINT64_MAX, &interval)) { rc = HT_EXIT_USAGE; goto out; }
+      break;
+    case O_STATS: json = a.val; break;
+    case O_PLOT: plot = a.val; break;
+    case HT_ARG_OPERAND:
+      if (path) { rc = ht_args_extra(&a, "tape", a.val); goto out; }
+      path = a.val;
+      break;
+    }
   }
-  if (!path) {
-    ht_cli_error("replay: no tape given");
-    rc = HT_EXIT_USAGE;
-    goto usage;
-  }
+  if (!path) { rc = ht_args_missing(&a, "tape"); goto out; }
   if (!nd)
     for (size_t j = 0; j < HT_COUNTOF(builtin); j++) {
       char p[PATH_MAX + 64];
@@ -184,8 +180,6 @@ clean:
   unlink(opfile);
   rmdir(tmp);
   goto out;
-usage:
-  fputs(replay_usage, stderr);
 out:
   for (size_t i = 0; i < nd; i++) free(drv[i]);
   if (fflush(stdout)) rc = HT_EXIT_FAIL;

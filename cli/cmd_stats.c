@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
@@ -217,27 +218,19 @@ static void stats_json(const char *path, HtReader *r, const HtModel *m, const ch
 /* `heaptape stats`: parse its arguments and run it; returns the exit status. */
 int cmd_stats(int argc, char **argv)
 {
+  static const HtOpt opts[] = {{"--json", 0, 0, 1}, {NULL, 0, 0, 0}};
   const char *path = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(stats_usage, stdout);
-      return HT_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--json")) { json = 1; continue; }
-    if ((argv[i][0] == '-' && argv[i][1]) || path) {
-      ht_cli_error(path ? "stats: one tape at a time; extra argument '%s'"
-                        : "stats: unknown option '%s'", argv[i]);
-      fputs(stats_usage, stderr);
-      return HT_EXIT_USAGE;
-    }
-    path = argv[i];
+  int json = 0, k;
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "stats", stats_usage, opts);
+  while ((k = ht_args_next(&a)) != HT_ARG_END) {
+    if (k == HT_ARG_HELP) return HT_EXIT_OK;
+    if (k == HT_ARG_BAD) return HT_EXIT_USAGE;
+    if (k == 1) json = 1;
+    else if (path) return ht_args_extra(&a, "tape", a.val);
+    else path = a.val;
   }
-  if (!path) {
-    ht_cli_error("stats: no tape given");
-    fputs(stats_usage, stderr);
-    return HT_EXIT_USAGE;
-  }
+  if (!path) return ht_args_missing(&a, "tape");
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   struct timespec t0;

@@ -1,8 +1,10 @@
 /* heaptape -- `heaptape symbolize FILE...`: finalise tapes that were recorded
 ** without `heaptape record` (plain LD_PRELOAD, embedding, --no-symbols). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
 
@@ -16,36 +18,32 @@ static const char symbolize_usage[] =
 /* `heaptape symbolize`: parse its arguments and run it; returns the exit status. */
 int cmd_symbolize(int argc, char **argv)
 {
-  int n = 0, rc = HT_EXIT_OK;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(symbolize_usage, stdout);
-      return HT_EXIT_OK;
+  int n = 0, rc = HT_EXIT_OK, k;
+  HtArgs a;
+  ht_args_init(&a, argc, argv, "symbolize", symbolize_usage, NULL);
+  const char **tapes = calloc((size_t)argc, sizeof(char *));
+  if (!tapes) { ht_cli_error("out of memory"); return HT_EXIT_FAIL; }
+  while ((k = ht_args_next(&a)) != HT_ARG_END) {
+    if (k == HT_ARG_HELP || k == HT_ARG_BAD) {
+      free(tapes);
+      return k == HT_ARG_HELP ? HT_EXIT_OK : HT_EXIT_USAGE;
     }
-    if (argv[i][0] == '-' && argv[i][1]) {
-      ht_cli_error("symbolize: unknown option '%s'", argv[i]);
-      fputs(symbolize_usage, stderr);
-      return HT_EXIT_USAGE;
-    }
+    tapes[n++] = a.val;
   }
-  for (int i = 1; i < argc; i++) {
+  if (!n) { free(tapes); return ht_args_missing(&a, "tape"); }
+  for (int i = 0; i < n; i++) {
     HtSymSummary sum;
     char err[512];
-    n++;
-    if (ht_symbolize_run(argv[i], 0, &sum, err, sizeof(err))) {
-      if (!strncmp(err, argv[i], strlen(argv[i]))) ht_cli_error("%s", err);
-      else ht_cli_error("%s: %s", argv[i], err);
+    if (ht_symbolize_run(tapes[i], 0, &sum, err, sizeof(err))) {
+      if (!strncmp(err, tapes[i], strlen(tapes[i]))) ht_cli_error("%s", err);
+      else ht_cli_error("%s: %s", tapes[i], err);
       rc = HT_EXIT_FAIL;
       continue;
     }
     fprintf(stderr, "heaptape: %s: %llu addresses, %llu named, %llu with file:line\n",
-            argv[i], (unsigned long long)sum.addrs, (unsigned long long)sum.resolved,
+            tapes[i], (unsigned long long)sum.addrs, (unsigned long long)sum.resolved,
             (unsigned long long)sum.with_line);
   }
-  if (!n) {
-    ht_cli_error("symbolize: no tape given");
-    fputs(symbolize_usage, stderr);
-    return HT_EXIT_USAGE;
-  }
+  free(tapes);
   return rc;
 }
