@@ -81,6 +81,7 @@ int ht_args_next(HtArgs *a)
     return o->id;
   }
   if (eq) a->val = eq + 1;
+  else if (o->value == 2) a->val = NULL;            /* optional, absent */
   else if (a->i < a->argc) a->val = a->argv[a->i++];
   else { ht_args_bad(a, "option '%s' needs a value", o->name); return HT_ARG_BAD; }
   return o->id;

@@ -13,7 +13,8 @@
 typedef struct HtOpt {
   const char *name;          /* long form, "--top" */
   char shortc;               /* short form ('o' for -o), or 0 */
-  int value;                 /* 1 if it takes a value */
+  int value;                 /* 0 none, 1 a value (=V or next argument),
+                                2 an optional value (only as --name=V) */
   int id;                    /* what ht_args_next returns for it (> 0) */
 } HtOpt;
 

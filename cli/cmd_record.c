@@ -3,7 +3,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/base/options.h"
@@ -168,9 +168,9 @@ static int record_option(RecOpts *o, int i, const char *s)
   char what[128];
   if (d->type == HT_OPT_SIZE) snprintf(what, sizeof(what), "a byte count (e.g. 512K)");
   else if (d->type == HT_OPT_CHOICE) record_choices(what, sizeof(what), d->choices);
-  else snprintf(what, sizeof(what), "a number from %llu to %llu",
+  else snprintf(what, sizeof(what), "a whole number from %llu to %llu",
                 (unsigned long long)d->lo, (unsigned long long)d->hi);
-  ht_cli_error("record: --%s: '%s' is not %s", d->flag, s, what);
+  ht_cli_error("record: --%s takes %s, not '%s'", d->flag, what, s);
   return -1;
 }
 
@@ -682,63 +682,58 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { OPT_TABLE = 1000 };          /* + index in ht_options: the recorder's flags */
-  struct option longopts[HT_OPTION__COUNT + 5];
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_TABLE = 1000 };  /* + index in ht_options */
+  HtOpt opts[HT_OPTION__COUNT + 4];
+  static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
-    if (ht_options[i].flag)
-      longopts[nl++] = (struct option){ ht_options[i].flag,
-          ht_options[i].type == HT_OPT_BOOL ? no_argument : required_argument, NULL, OPT_TABLE + i };
-  longopts[nl++] = (struct option){ "no-symbols", no_argument, NULL, 'N' };
-  longopts[nl++] = (struct option){ "pprof-every", required_argument, NULL, 'P' };
-  longopts[nl++] = (struct option){ "lua", optional_argument, NULL, 'l' };
-  longopts[nl++] = (struct option){ "help", no_argument, NULL, 'h' };
-  longopts[nl] = (struct option){ NULL, 0, NULL, 0 };
+    if (ht_options[i].flag) {
+      snprintf(names[i], sizeof(names[i]), "--%s", ht_options[i].flag);
+      opts[nl++] = (HtOpt){ names[i], i == HT_OPTION_OUTPUT ? 'o' : 0,
+                            ht_options[i].type != HT_OPT_BOOL, O_TABLE + i };
+    }
+  opts[nl++] = (HtOpt){ "--no-symbols", 0, 0, O_NO_SYMBOLS };
+  opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
+  opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
+  opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
   uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
-  int c;
-  opterr = 0;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-    if (c == 'o') c = OPT_TABLE + HT_OPTION_OUTPUT;
-    if (c >= OPT_TABLE) {
-      if (c == OPT_TABLE + HT_OPTION_OUTPUT && !*optarg) {
-        ht_cli_error("record: -o needs a file name");
-        return HT_EXIT_USAGE;
-      }
-      if (record_option(&o, c - OPT_TABLE, optarg)) return HT_EXIT_USAGE;
-      continue;
-    }
-    switch (c) {
-    case 'N': o.no_symbols = 1; break;
-    case 'l': o.lua = optarg && !strcmp(optarg, "native") ? 2 : 1; break;  /* --lua */
-    case 'P':  /* --pprof-every SECONDS */
-      if (ht_parse_seconds(optarg, &pprof_every_ns) || pprof_every_ns < 10000000 ||
+  HtArgs a;                           /* usage: the short one, after the message */
+  ht_args_init(&a, argc, argv, "record", NULL, opts);
+  int k, first = 0;                   /* first: index of PROG */
+  while (!first && (k = ht_args_next(&a)) != HT_ARG_END) {
+    switch (k) {
+    case HT_ARG_HELP: record_usage(stdout); return HT_EXIT_OK;
+    case HT_ARG_BAD: record_short_usage(); return HT_EXIT_USAGE;
+    case HT_ARG_OPERAND: first = a.i - 1; break;
+    case O_NO_SYMBOLS: o.no_symbols = 1; break;
+    case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
+    case O_PPROF_EVERY:
+      if (ht_parse_seconds(a.val, &pprof_every_ns) || pprof_every_ns < 10000000 ||
           pprof_every_ns > 1000000000000000ull) {
-        ht_cli_error("record: --pprof-every: '%s' is not a number of seconds >= 0.01", optarg);
+        ht_args_bad(&a, "%s takes seconds from 0.01 to 1e6, not '%s'", a.opt, a.val);
+        record_short_usage();
         return HT_EXIT_USAGE;
       }
       break;
-    case 'h': record_usage(stdout); return HT_EXIT_OK;
-    case ':':
-      ht_cli_error("record: option '%s' needs a value", argv[optind - 1]);
-      record_short_usage();
-      return HT_EXIT_USAGE;
-    default:
-      ht_cli_error("record: unknown option '%s'", argv[optind - 1]);
-      record_short_usage();
-      return HT_EXIT_USAGE;
+    default:                          /* the recorder's options */
+      if ((k == O_TABLE + HT_OPTION_OUTPUT && ht_args_output(&a, &a.val)) ||
+          record_option(&o, k - O_TABLE, a.val)) {
+        record_short_usage();
+        return HT_EXIT_USAGE;
+      }
+      break;
     }
   }
   o.output = o.val[HT_OPTION_OUTPUT];
-  if (optind >= argc) {
-    ht_cli_error("record: no program to run");
+  if (!first) {
+    ht_args_bad(&a, "no program to run");
     record_short_usage();
     return HT_EXIT_USAGE;
   }
-  const char *prog = argv[optind];
-  char **pargv = argv + optind;
+  const char *prog = argv[first];
+  char **pargv = argv + first;
 
   char *path = record_which(prog);
   if (!path) { ht_cli_error("%s: command not found", prog); return HT_EXIT_FAIL; }

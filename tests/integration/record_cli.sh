@@ -57,9 +57,9 @@ expect directory 1 'not a regular file' "$HEAPTAPE" record -- "$tmp"
 # -- Usage -----------------------------------------------------------------
 
 expect bad_flag 2 "unknown option '--bogus'" "$HEAPTAPE" record --bogus -- true
-expect bad_unwind 2 'is not libunwind, fp or none' "$HEAPTAPE" record --unwind dwarf -- true
-expect bad_sample 2 'not a byte count' "$HEAPTAPE" record --sample 12X -- true
-expect bad_frames 2 'not a number' "$HEAPTAPE" record --frames 0 -- true
+expect bad_unwind 2 "takes libunwind, fp or none, not 'dwarf'" "$HEAPTAPE" record --unwind dwarf -- true
+expect bad_sample 2 "takes a byte count \\(e\\.g\\. 512K\\), not '12X'" "$HEAPTAPE" record --sample 12X -- true
+expect bad_frames 2 "takes a whole number from 1 to 256, not '0'" "$HEAPTAPE" record --frames 0 -- true
 expect missing_value 2 "needs a value" "$HEAPTAPE" record --sample
 expect no_program 2 'no program to run' "$HEAPTAPE" record -o x.tape
 "$HEAPTAPE" record --help >"$tmp/help" 2>&1; rc=$?
