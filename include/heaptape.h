@@ -112,6 +112,11 @@ int heaptape_stop(void);
 /* 1 while recording, 0 otherwise. Async-signal-safe. */
 int heaptape_is_running(void);
 
+/* The maximum frames per stack of the running recording (its options'
+** frames, else the recorder's default: HEAPTAPE_FRAMES, else 64); 0 when
+** not recording. A runtime need not walk deeper. Async-signal-safe. */
+int heaptape_frames(void);
+
 /* Put a labelled mark on the tape (label copied, truncated to 4096 bytes;
 ** NULL is the empty label). Returns HEAPTAPE_OK or HEAPTAPE_E_NOTRUNNING. */
 int heaptape_mark(const char *label);

@@ -74,7 +74,7 @@ typedef struct LhProf {
   LhFrame *fc;             /* 2^LH_FC_BITS frame cache entries */
   uint64_t gen;            /* frame cache generation, bumped by prototype frees */
   int check;               /* HEAPTAPE_LUA_CHECK: verify walks against the debug API */
-  int maxdepth;            /* frames kept per event: HEAPTAPE_FRAMES, else LH_MAXDEPTH */
+  int maxdepth;            /* frames kept per event: the recording's, at most LH_MAXDEPTH */
   uint64_t mismatches;     /* walks that differed from the reference */
   struct { lua_CFunction f; uint64_t id; } ccache[LH_CCACHE]; /* 0 id: builtin */
   pthread_t timer;         /* auto-stop thread */

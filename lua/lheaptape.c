@@ -275,7 +275,7 @@ int lh_fail(lua_State *L, const char *msg, int err)
 }
 
 /* Begin a session on L: into fname (own tape) or attached to a running one. */
-static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
+static int lh_begin(lua_State *L, const char *fname, double secs, int frames, int attach)
 {
   if (lh.active || (!attach && heaptape_is_running()))
     return lh_fail(L, "profiler is running already", EALREADY);
@@ -300,6 +300,7 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
     o.on_stop = lh_fd_close;
     o.arg = (void *)(intptr_t)fd;
     o.unwind = HEAPTAPE_UNWIND_NONE;
+    o.frames = frames;                  /* 0: the recorder's (HEAPTAPE_FRAMES) */
     o.frontend = lh_vm_frontend;
     int rc = heaptape_start(&o);
     if (rc) {
@@ -315,10 +316,10 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
   }
   lh.events = 0;
   lh.mismatches = 0;
-  const char *chk = getenv("HEAPTAPE_LUA_CHECK"), *fr = getenv("HEAPTAPE_FRAMES");
+  const char *chk = getenv("HEAPTAPE_LUA_CHECK");
   lh.check = chk && *chk && strcmp(chk, "0");
-  long nfr = fr ? strtol(fr, NULL, 10) : 0;   /* `heaptape record --frames N` */
-  lh.maxdepth = nfr >= 1 && nfr < LH_MAXDEPTH ? (int)nfr : LH_MAXDEPTH;
+  int nfr = heaptape_frames();          /* the recording's, e.g. record --frames N */
+  lh.maxdepth = nfr >= 1 && nfr < LH_MAXDEPTH ? nfr : LH_MAXDEPTH;
   lh.active = 1;
   lh_vm_session(L, 1);
   lh_install(L);
@@ -329,18 +330,23 @@ static int lh_begin(lua_State *L, const char *fname, double secs, int attach)
 
 /* -- Lua API --------------------------------------------------------------------- */
 
-/* heaptape.start(fname [, seconds | {seconds = N}]) -> true | nil, msg, errno */
+/* heaptape.start(fname [, seconds | {seconds = N, frames = N}])
+**   -> true | nil, msg, errno */
 static int lh_start(lua_State *L)
 {
   const char *fname = luaL_checkstring(L, 1);
   double secs = 0;
+  lua_Integer frames = 0;
   if (lua_type(L, 2) == LUA_TNUMBER) secs = lua_tonumber(L, 2);
   else if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "seconds");
     secs = lua_tonumber(L, -1);
-    lua_pop(L, 1);
+    lua_getfield(L, 2, "frames");
+    frames = lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    if (frames < 0 || frames > 256) return lh_fail(L, "frames must be from 1 to 256", EINVAL);
   }
-  return lh_begin(L, fname, secs, 0);
+  return lh_begin(L, fname, secs, (int)frames, 0);
 }
 
 /* heaptape.stop() -> true | nil, msg, errno */
@@ -367,8 +373,8 @@ static int lh_record(lua_State *L)
 {
   if (!lh.active) {
     const char *out = getenv("HEAPTAPE_LUA_OUTPUT");
-    int r = heaptape_is_running() ? lh_begin(L, NULL, 0, 1)
-          : out ? lh_begin(L, out, 0, 0) : 0;
+    int r = heaptape_is_running() ? lh_begin(L, NULL, 0, 0, 1)
+          : out ? lh_begin(L, out, 0, 0, 0) : 0;
     if (r && lua_isnil(L, -r)) {
       fprintf(stderr, "heaptape: cannot record Lua: %s\n", lua_tostring(L, -r + 1));
     }

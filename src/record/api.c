@@ -49,6 +49,9 @@ HT_API int heaptape_stop(void) { return ht_tape_stop(UINT64_MAX, 0); }
 /* 1 while recording. */
 HT_API int heaptape_is_running(void) { return atomic_load(&ht_g.running); }
 
+/* Frames per stack of the running recording, 0 when not recording. */
+HT_API int heaptape_frames(void) { return atomic_load(&ht_g.running) ? ht_g.frames : 0; }
+
 /* A labelled mark. */
 HT_API int heaptape_mark(const char *label)
 {
