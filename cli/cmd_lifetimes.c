@@ -68,7 +68,7 @@ int cmd_lifetimes(int argc, char **argv)
   int rc = HT_EXIT_OK;
   ht_resolve_init(&rs);
   uint64_t nops = ht_resolve_count_ops(r);
-  int bad = nops == HT_RES_NONE || ht_life_init(&l, &o, nops);
+  int bad = nops == HT_RES_NONE || ht_life_init(&l, &o, nops, ht_reader_header(r));
   if (!bad) bad = ht_resolve_run(&rs, r, ht_life_res, NULL, &l) || ht_life_finish(&l, &rs, r);
   ht_resolve_free(&rs);
   if (bad) {

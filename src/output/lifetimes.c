@@ -43,7 +43,7 @@ static void life_freed(HtLife *l, const HtRes *res)
       ? (unsigned)((pct - l->o.lo) / (l->o.hi - l->o.lo) * l->o.bins) : 0;
     if (b >= l->o.bins) b = l->o.bins - 1;
     l->bin[b]++;
-    l->tb[life_tbucket(ns)]++;
+    if (ns < l->res_ns) l->below_res++; else l->tb[life_tbucket(ns)]++;
     l->in_range++;
   }
   if (!l->o.by_site) return;
@@ -52,6 +52,7 @@ static void life_freed(HtLife *l, const HtRes *res)
   s->freed++;
   s->in_range += in;
   s->sum_pct += pct;
+  s->sum_ops += (double)(res->op - res->blk.born_op);
   s->sum_ns += (double)ns;
   s->short_n += pct < 1.0;
 }
@@ -88,7 +89,8 @@ static void life_names(HtLife *l, const HtReader *r)
     if (n && s->name && l->site[n - 1].name && !strcmp(l->site[n - 1].name, s->name)) {
       HtLifeSite *d = &l->site[n - 1];
       d->blocks += s->blocks; d->freed += s->freed; d->in_range += s->in_range;
-      d->sum_pct += s->sum_pct; d->sum_ns += s->sum_ns; d->short_n += s->short_n;
+      d->sum_pct += s->sum_pct; d->sum_ops += s->sum_ops; d->sum_ns += s->sum_ns;
+      d->short_n += s->short_n;
       free(s->name);
     } else l->site[n++] = *s;
   }
@@ -96,12 +98,21 @@ static void life_names(HtLife *l, const HtReader *r)
   qsort(l->site, l->nsite, sizeof(*l->site), life_cmp_blocks);
 }
 
+/* The clock's resolution: full traces read a clock the writer thread
+** publishes every tick (the header's resolution); sampled ones read it at each
+** event (recorders wrote the tick there too). */
+static uint64_t life_clock_res(const HtHeader *h)
+{
+  return h->sample || !h->clock_res ? 1 : h->clock_res;
+}
+
 /* Start empty for a tape of nops operations. */
-int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops)
+int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *h)
 {
   memset(l, 0, sizeof(*l));
   l->o = *o;
   l->nops = nops;
+  l->res_ns = life_clock_res(h);
   if (!l->o.bins) l->o.bins = 20;
   l->bin = calloc(l->o.bins, sizeof(uint64_t));
   if (!l->bin || ht_map_init(&l->site_of, 64)) return -1;
@@ -151,10 +162,23 @@ static void life_bar(FILE *f, uint64_t v, uint64_t max)
   for (int i = 0; i < w; i++) fputc('#', f);
 }
 
-/* Lower bound of time bucket b in ns. */
-static uint64_t life_tlow(unsigned b)
+/* Lower bound of time bucket b in ns; no lifetime below the clock's
+** resolution counts in a bucket (life_freed). */
+static uint64_t life_tlow(const HtLife *l, unsigned b)
 {
-  return b ? 1ull << (b - 1) : 0;
+  uint64_t lo = b ? 1ull << (b - 1) : 0;
+  return lo < l->res_ns && l->res_ns > 1 ? l->res_ns : lo;
+}
+
+/* A site's mean lifetime in time, or "< RES" below the clock's resolution. */
+static void life_mean_time(char *buf, size_t len, const HtLife *l, const HtLifeSite *s)
+{
+  double mean = s->freed ? s->sum_ns / (double)s->freed : 0;
+  char t[32];
+  if (l->res_ns > 1 && mean < (double)l->res_ns) {
+    ht_svg_fmt(t, sizeof(t), (double)l->res_ns, HT_SVG_NS);
+    snprintf(buf, len, "< %s", t);
+  } else ht_svg_fmt(buf, len, mean, HT_SVG_NS);
 }
 
 /* Histograms (and sites) as text. */
@@ -166,6 +190,11 @@ void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top)
           " bytes)\n", l->freed, l->never, l->never_bytes);
   fprintf(f, "  in range         %" PRIu64 " of the freed blocks live %g%%-%g%% of the run\n",
           l->in_range, l->o.lo, l->o.hi);
+  char res[32];
+  ht_svg_fmt(res, sizeof(res), (double)l->res_ns, HT_SVG_NS);
+  if (l->res_ns > 1)
+    fprintf(f, "  clock            %s resolution: shorter lifetimes read as < %s; the macro\n"
+               "                   lifetime counts operations exactly\n", res, res);
   uint64_t max = 0;
   for (unsigned i = 0; i < l->o.bins; i++) if (l->bin[i] > max) max = l->bin[i];
   fprintf(f, "\nMACRO LIFETIME (%% of all operations between New and Free)\n");
@@ -176,28 +205,36 @@ void ht_life_text(FILE *f, const char *tape, const HtLife *l, unsigned top)
     fputc('\n', f);
   }
   fprintf(f, "\nLIFETIME IN TIME (freed blocks in range)\n");
-  max = 0;
+  max = l->below_res;
   unsigned first = HT_LIFE_TBUCKETS, last = 0;
   for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++)
     if (l->tb[b]) { if (l->tb[b] > max) max = l->tb[b]; if (b < first) first = b; last = b; }
+  if (l->below_res) {
+    char lo[40];
+    snprintf(lo, sizeof(lo), "< %s", res);
+    fprintf(f, "  %-15s %10" PRIu64 " ", lo, l->below_res);
+    life_bar(f, l->below_res, max);
+    fputc('\n', f);
+  }
   for (unsigned b = first; b <= last && first < HT_LIFE_TBUCKETS; b++) {
     char lo[32];
-    ht_svg_fmt(lo, sizeof(lo), (double)life_tlow(b), HT_SVG_NS);
+    ht_svg_fmt(lo, sizeof(lo), (double)life_tlow(l, b), HT_SVG_NS);
     fprintf(f, "  >= %-12s %10" PRIu64 " ", lo, l->tb[b]);
     life_bar(f, l->tb[b], max);
     fputc('\n', f);
   }
   if (!l->o.by_site) return;
   fprintf(f, "\nBY SITE (top %u by blocks)\n", top);
-  fprintf(f, "  %10s %10s %10s %10s %12s %8s  %s\n", "blocks", "freed", "never", "mean %",
-          "mean time", "< 1%", "site");
+  fprintf(f, "  %10s %10s %10s %10s %12s %12s %8s  %s\n", "blocks", "freed", "never",
+          "mean %", "mean ops", "mean time", "< 1%", "site");
   for (uint32_t i = 0; i < l->nsite && i < top; i++) {
     const HtLifeSite *s = &l->site[i];
-    char t[32];
-    ht_svg_fmt(t, sizeof(t), s->freed ? s->sum_ns / (double)s->freed : 0, HT_SVG_NS);
-    fprintf(f, "  %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %12s %8" PRIu64 "  %s\n",
-            s->blocks, s->freed, s->blocks - s->freed,
-            s->freed ? s->sum_pct / (double)s->freed : 0.0, t, s->short_n, s->name);
+    char t[40];
+    life_mean_time(t, sizeof(t), l, s);
+    fprintf(f, "  %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10.3f %12.1f %12s %8" PRIu64
+            "  %s\n", s->blocks, s->freed, s->blocks - s->freed,
+            s->freed ? s->sum_pct / (double)s->freed : 0.0,
+            s->freed ? s->sum_ops / (double)s->freed : 0.0, t, s->short_n, s->name);
   }
 }
 
@@ -209,18 +246,23 @@ void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, cons
   fprintf(f, ", \"operations\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64
           ", \"never_freed\": %" PRIu64 ", \"never_freed_bytes\": %" PRIu64 ",\n", l->nops,
           l->blocks, l->freed, l->never, l->never_bytes);
-  fprintf(f, " \"range\": [%g, %g], \"in_range\": %" PRIu64 ",\n \"macro\": [", l->o.lo,
-          l->o.hi, l->in_range);
+  fprintf(f, " \"range\": [%g, %g], \"in_range\": %" PRIu64 ", \"clock_resolution_ns\": %"
+          PRIu64 ",\n \"macro\": [", l->o.lo, l->o.hi, l->in_range, l->res_ns);
   double w = (l->o.hi - l->o.lo) / l->o.bins;
   for (unsigned i = 0; i < l->o.bins; i++)
     fprintf(f, "%s{\"lo\": %.17g, \"hi\": %.17g, \"blocks\": %" PRIu64 "}", i ? ", " : "",
             l->o.lo + w * i, l->o.lo + w * (i + 1), l->bin[i]);
   fputs("],\n \"time\": [", f);
   const char *sep = "";
+  if (l->below_res) {
+    fprintf(f, "{\"lo_ns\": 0, \"hi_ns\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", l->res_ns,
+            l->below_res);
+    sep = ", ";
+  }
   for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++) {
     if (!l->tb[b]) continue;
     fprintf(f, "%s{\"lo_ns\": %" PRIu64 ", \"hi_ns\": %" PRIu64 ", \"blocks\": %" PRIu64 "}",
-            sep, life_tlow(b), (uint64_t)1 << b, l->tb[b]);
+            sep, life_tlow(l, b), (uint64_t)1 << b, l->tb[b]);
     sep = ", ";
   }
   fputs("],\n \"sites\": ", f);
@@ -232,9 +274,10 @@ void ht_life_json(FILE *f, const char *tape, const HtLife *l, unsigned top, cons
       fprintf(f, "%s\n  {\"site\": ", i ? "," : "");
       ht_json_str(f, s->name, HT_JSON_SCRIPT);
       fprintf(f, ", \"blocks\": %" PRIu64 ", \"freed\": %" PRIu64 ", \"never\": %" PRIu64
-              ", \"mean_pct\": %.17g, \"mean_ns\": %.17g, \"short\": %" PRIu64 "}",
-              s->blocks, s->freed, s->blocks - s->freed,
+              ", \"mean_pct\": %.17g, \"mean_ops\": %.17g, \"mean_ns\": %.17g, \"short\": %"
+              PRIu64 "}", s->blocks, s->freed, s->blocks - s->freed,
               s->freed ? s->sum_pct / (double)s->freed : 0.0,
+              s->freed ? s->sum_ops / (double)s->freed : 0.0,
               s->freed ? s->sum_ns / (double)s->freed : 0.0, s->short_n);
     }
     fputc(']', f);
@@ -270,9 +313,17 @@ void ht_life_svg(FILE *f, const char *tape, const HtLife *l)
     unsigned first = HT_LIFE_TBUCKETS, last = 0, n = 0;
     for (unsigned b = 0; b < HT_LIFE_TBUCKETS; b++)
       if (l->tb[b]) { if (b < first) first = b; last = b; }
+    if (l->below_res) {
+      char res[24];
+      ht_svg_fmt(res, sizeof(res), (double)l->res_ns, HT_SVG_NS);
+      v[n] = (double)l->below_res;
+      snprintf(lab[n], 32, "< %s", res);
+      lp[n] = lab[n];
+      n++;
+    }
     for (unsigned b = first; b <= last && first < HT_LIFE_TBUCKETS; b++, n++) {
       v[n] = (double)l->tb[b];
-      ht_svg_fmt(lab[n], 32, (double)life_tlow(b), HT_SVG_NS);
+      ht_svg_fmt(lab[n], 32, (double)life_tlow(l, b), HT_SVG_NS);
       lp[n] = lab[n];
     }
     HtSvgBox b2 = {.x = 10, .y = 380, .w = 980, .h = 330, .title = "blocks by lifetime in time",

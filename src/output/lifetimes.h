@@ -24,6 +24,7 @@ typedef struct HtLifeSite {
   uint64_t freed;            /* of which freed */
   uint64_t in_range;         /* freed with a macro lifetime in [lo, hi] */
   double sum_pct;            /* sum of macro lifetimes of freed blocks, % */
+  double sum_ops;            /* sum of lifetimes in operations of freed blocks */
   double sum_ns;             /* sum of lifetimes in ns of freed blocks */
   uint64_t short_n;          /* freed blocks living < 1% of the run */
 } HtLifeSite;
@@ -37,7 +38,9 @@ typedef struct HtLife {
   uint64_t never_bytes;      /* their bytes */
   uint64_t in_range;         /* freed blocks inside [lo, hi] */
   uint64_t *bin;             /* macro histogram, o.bins counts */
-  uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks */
+  uint64_t res_ns;           /* the clock's resolution seen on the tape (1 = fine) */
+  uint64_t below_res;        /* in-range blocks living less than res_ns */
+  uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks, from res_ns */
   HtMap site_of;             /* stack -> site index */
   HtLifeSite *site;          /* sites (by stack until ht_life_run merges names) */
   uint32_t nsite;            /* used */
@@ -47,8 +50,9 @@ typedef struct HtLife {
 } HtLife;
 
 /* Start empty for a tape of nops operations (ht_resolve_count_ops): the
-** macro lifetime of a block is its share of them. 0, or -1 on OOM. */
-int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops) HT_HIDDEN;
+** macro lifetime of a block is its share of them; h gives the clock's
+** resolution. 0, or -1 on OOM. */
+int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *h) HT_HIDDEN;
 /* Count one resolved event (an HtResFn). */
 void ht_life_res(void *l, const HtRes *res) HT_HIDDEN;
 /* After the pass: blocks rs still holds are never freed; sites get their

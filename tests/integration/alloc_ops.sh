@@ -29,6 +29,29 @@ grep -Eq '^ +0\.000-5\.000 +104 ' "$T/life.txt"; ok "lifetimes: 104 blocks under
 grep -Eq '^ +90\.000-95\.000 +10 ' "$T/life.txt"; ok "lifetimes: 10 blocks at 218/233 = 93.6%" $?
 grep -Eq '^ +100 +100 +0 +0\.429 ' "$T/life.txt"; ok "lifetimes: by site, the 100 one-op blocks at 1/233" $?
 grep -Eq '^ +10 +10 +0 +93\.562 ' "$T/life.txt"; ok "lifetimes: by site, the 10 long-lived blocks" $?
+# Full traces read a clock published every millisecond: nothing is shown
+# finer than that, and the operations count is the precise measure.
+grep -q '^  clock            1 ms resolution: shorter lifetimes read as < 1 ms' "$T/life.txt"
+ok "lifetimes: a full trace states its clock's resolution" $?
+sed -n '/^LIFETIME IN TIME/,$p' "$T/life.txt" | grep -Eq ' 0 ns|[0-9] (ns|us) '; [ $? = 1 ]
+ok "lifetimes: no '0 ns', no bucket or mean below the clock's resolution" $?
+grep -Eq '^ +< 1 ms +1[0-9][0-9] ' "$T/life.txt"; ok "lifetimes: short blocks counted as '< 1 ms'" $?
+grep -Eq '^ +100 +100 +0 +0\.429 +1\.0 +< 1 ms ' "$T/life.txt"
+ok "lifetimes: by site, the one-op blocks live 1.0 operation, '< 1 ms'" $?
+grep -Eq '^ +10 +10 +0 +93\.562 +218\.0 ' "$T/life.txt"; ok "lifetimes: by site, 218 operations" $?
+"$HEAPTAPE" lifetimes --json --by-site "$K" | py -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["clock_resolution_ns"] == 1000000, d["clock_resolution_ns"]
+assert d["time"][0]["lo_ns"] == 0 and d["time"][0]["hi_ns"] == 1000000, d["time"][0]
+assert all(t["lo_ns"] >= 1000000 for t in d["time"][1:]), d["time"]
+assert sorted(s["mean_ops"] for s in d["sites"] if s["blocks"] in (10, 100)) == [1.0, 218.0]
+'; ok "lifetimes: --json gives the resolution, the '< 1 ms' bucket and mean_ops" $?
+S=$T/known_sampled.tape
+env HEAPTAPE_SAMPLE=64 HEAPTAPE_SEED=1 LD_PRELOAD="$LIB" HEAPTAPE_OUTPUT="$S" "$PROGS/alloc_known" >/dev/null 2>&1
+"$HEAPTAPE" lifetimes "$S" >"$T/life_s.txt" && ! grep -q '^  clock ' "$T/life_s.txt" &&
+  "$HEAPTAPE" lifetimes --json "$S" | grep -q '"clock_resolution_ns": 1,'
+ok "lifetimes: a sampled tape (events read the clock themselves) has no such limit" $?
 "$HEAPTAPE" lifetimes "$K" --range 0-2 --bins 4 >"$T/life2.txt"
 grep -Eq '^ +0\.000-0\.500 +102 ' "$T/life2.txt" && grep -q 'in range         102 ' "$T/life2.txt"
 ok "lifetimes: --range 0-2 zooms (102 blocks of 1 op)" $?
