@@ -15,6 +15,7 @@
 #define FL_ROW  17     /* height of a frame row, px */
 #define FL_TOP  56     /* space above the frames (title, details, search) */
 #define FL_MINW 0.4    /* narrower frames are not drawn (their parent holds them) */
+#define FL_DEEP 16     /* what is under a narrower box shows when zoomed in */
 
 static const char *const flame_metric[HT_FM_COUNT] = {
   "alloc", "inuse", "peak", "leaks", "temporary"
@@ -178,59 +179,117 @@ static void flame_colour(const char *name, char *buf, size_t len)
   snprintf(buf, len, "hsl(%u,%u%%,%u%%)", hue, sat, lig);
 }
 
-/* One node and, recursively, its children at x (fraction of the root). */
-static void flame_svg_node(FILE *f, const HtFlame *fl, uint32_t id, double x, double total)
+/* A box of the picture: a frame, or a chain of frames each holding all of
+** its parent's value (drawn as one box: no towers of single-child frames). */
+typedef struct FlameBox {
+  uint32_t first, last, len; /* outermost and innermost node of the chain, length */
+  uint32_t row;              /* row from the top (the root is row 0) */
+  double x, w;               /* fraction of the root */
+  int shown;                 /* drawn before any zoom */
+} FlameBox;
+
+typedef struct FlameLayout {
+  const HtFlame *fl;
+  double total;
+  FlameBox *box;
+  size_t n, cap;             /* boxes, allocated */
+  uint32_t rows;             /* rows shown */
+  int oom;
+} FlameLayout;
+
+/* The only child wide enough to draw that holds all of id's value, or 0. */
+static uint32_t flame_sole_child(const FlameLayout *L, uint32_t id)
 {
-  const HtFlameNode *n = &fl->node[id];
-  double w = total ? (double)n->v / total : 0;
+  const HtFlame *fl = L->fl;
+  uint32_t sole = 0, vis = 0;
+  for (uint32_t c = fl->node[id].child; c; c = fl->node[c - 1].sib)
+    if ((double)fl->node[c - 1].v / L->total * FL_W >= FL_MINW) { sole = c - 1; vis++; }
+  return vis == 1 && (double)fl->node[sole].v >= 0.999 * (double)fl->node[id].v ? sole : 0;
+}
+
+/* Lay out node id (with its chain) at x and row, then its children; a box
+** narrower than FL_DEEP hides what is under it until zoomed. */
+static void flame_place(FlameLayout *L, uint32_t id, double x, uint32_t row, int shown)
+{
+  const HtFlame *fl = L->fl;
+  double w = L->total ? (double)fl->node[id].v / L->total : 0;
   if (id && w * FL_W < FL_MINW) return;
-  const char *name = fl->names.str[n->name];
-  char col[48];
-  if (id) flame_colour(name, col, sizeof(col));
-  else snprintf(col, sizeof(col), "#c8c8c8");
-  double px = FL_PAD + x * FL_W, pw = w * FL_W;
-  unsigned y = FL_TOP + (fl->maxdepth - n->depth) * FL_ROW;
-  fprintf(f, "<g class=\"f\" data-i=\"%" PRIu32 "\" data-p=\"%ld\" data-d=\"%" PRIu32
-          "\" data-x=\"%.9f\" data-w=\"%.9f\" data-v=\"%" PRIu64 "\" data-n=\"",
-          id, id ? (long)n->parent : -1L, n->depth, x, w, n->v);
-  ht_xml_text(f, name);
-  fprintf(f, "\"><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
-          "<text x=\"%.2f\" y=\"%u\">", px, y, pw, FL_ROW - 1, col, px + 3, y + FL_ROW - 5);
-  size_t fit = pw > 12 ? (size_t)((pw - 6) / 7) : 0, len = strlen(name);
-  if (fit >= len) ht_xml_text(f, name);
-  else if (fit >= 3) {
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%.*s..", (int)(fit - 2 < sizeof(buf) - 3 ? fit - 2 : sizeof(buf) - 3), name);
-    ht_xml_text(f, buf);
-  }
-  fputs("</text></g>\n", f);
+  FlameBox b = {.first = id, .last = id, .len = 1, .row = row, .x = x, .w = w, .shown = shown};
+  for (uint32_t c; id && (c = flame_sole_child(L, b.last)); b.len++) b.last = c;
+  if (ht_grow(&L->box, &L->cap, L->n + 1, sizeof(*L->box))) { L->oom = 1; return; }
+  L->box[L->n++] = b;
+  if (shown && row + 1 > L->rows) L->rows = row + 1;
   uint32_t nk = 0;
-  for (uint32_t c = n->child; c; c = fl->node[c - 1].sib) nk++;
+  for (uint32_t c = fl->node[b.last].child; c; c = fl->node[c - 1].sib) nk++;
   if (!nk) return;
   uint32_t *kids = malloc(nk * sizeof(uint32_t));
-  if (!kids) return;
+  if (!kids) { L->oom = 1; return; }
   nk = 0;
-  for (uint32_t c = n->child; c; c = fl->node[c - 1].sib) kids[nk++] = c - 1;
+  for (uint32_t c = fl->node[b.last].child; c; c = fl->node[c - 1].sib) kids[nk++] = c - 1;
   flame_sort_fl = fl;
   qsort(kids, nk, sizeof(uint32_t), flame_cmp);
   for (uint32_t i = 0; i < nk; i++) {
-    flame_svg_node(f, fl, kids[i], x, total);
-    x += total ? (double)fl->node[kids[i]].v / total : 0;
+    flame_place(L, kids[i], x, row + 1, shown && (!id || w * FL_W >= FL_DEEP));
+    x += L->total ? (double)fl->node[kids[i]].v / L->total : 0;
   }
   free(kids);
 }
 
-/* The interactive SVG of the current values. */
+/* One box: data-i is its innermost node, data-p the box above it, data-c
+** every name of a chain (searched), data-n its label. */
+static void flame_svg_box(FILE *f, const HtFlame *fl, const FlameBox *b)
+{
+  const char *first = fl->names.str[fl->node[b->first].name], *last = fl->names.str[fl->node[b->last].name];
+  char col[48], label[1200];
+  if (b->first) flame_colour(last, col, sizeof(col));
+  else snprintf(col, sizeof(col), "#c8c8c8");
+  if (b->len > 1)
+    snprintf(label, sizeof(label), "%.500s \u2026 %.500s [%" PRIu32 " frames]", first, last, b->len);
+  else snprintf(label, sizeof(label), "%s", first);
+  double px = FL_PAD + b->x * FL_W, pw = b->w * FL_W;
+  unsigned y = FL_TOP + b->row * FL_ROW;
+  fprintf(f, "<g class=\"f\"%s data-i=\"%" PRIu32 "\" data-p=\"%ld\" data-d=\"%" PRIu32
+          "\" data-x=\"%.9f\" data-w=\"%.9f\" data-v=\"%" PRIu64 "\" data-n=\"",
+          b->shown ? "" : " style=\"display:none\"", b->last,
+          b->first ? (long)fl->node[b->first].parent : -1L, b->row, b->x, b->w,
+          fl->node[b->first].v);
+  ht_xml_text(f, label);
+  if (b->len > 1) {
+    fputs("\" data-c=\"", f);
+    for (uint32_t n = b->last;; n = fl->node[n].parent) {
+      ht_xml_text(f, fl->names.str[fl->node[n].name]);
+      if (n == b->first) break;
+      fputs("&#10;", f);
+    }
+  }
+  fprintf(f, "\"><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\" rx=\"2\"/>"
+          "<text x=\"%.2f\" y=\"%u\">", px, y, pw, FL_ROW - 1, col, px + 3, y + FL_ROW - 5);
+  size_t fit = pw > 12 ? (size_t)((pw - 6) / 7) : 0, len = strlen(label);
+  if (fit >= len) ht_xml_text(f, label);
+  else if (fit >= 3) {
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%.*s..", (int)(fit - 2 < sizeof(buf) - 3 ? fit - 2 : sizeof(buf) - 3), label);
+    ht_xml_text(f, buf);
+  }
+  fputs("</text></g>\n", f);
+}
+
+/* The interactive SVG of the current values: the root on top, chains as one
+** box, no deeper than FL_DEEP-wide boxes until a click zooms in (the script
+** then fits the picture's height to what it shows). */
 void ht_flame_svg(FILE *f, const HtFlame *fl, const char *title, HtFlameMetric k)
 {
-  unsigned width = FL_W + 2 * FL_PAD, height = FL_TOP + (fl->maxdepth + 1) * FL_ROW + 24;
   uint64_t total = fl->node[0].v;
+  FlameLayout L = {.fl = fl, .total = (double)total};
+  flame_place(&L, 0, 0.0, 0, 1);
+  unsigned width = FL_W + 2 * FL_PAD, height = FL_TOP + (L.rows ? L.rows : 1) * FL_ROW + 24;
   fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
           "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\""
           " viewBox=\"0 0 %u %u\" class=\"hf\" data-metric=\"%s\" data-unit=\"%s\""
-          " data-total=\"%" PRIu64 "\" data-pad=\"%d\" data-width=\"%d\" onload=\"hfSetup(this)\">\n",
+          " data-total=\"%" PRIu64 "\" data-pad=\"%d\" data-width=\"%d\" data-top=\"%d\""
+          " data-row=\"%d\" data-deep=\"%d\" onload=\"hfSetup(this)\">\n",
           width, height, width, height, ht_flame_metric_name(k), ht_flame_metric_unit(k),
-          total, FL_PAD, FL_W);
+          total, FL_PAD, FL_W, FL_TOP, FL_ROW, FL_DEEP);
   fputs("<style>text{font:12px monospace;fill:#000;pointer-events:none}"
         "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.6}"
         ".hf-t{font:16px sans-serif}.hf-b{fill:#06c;cursor:pointer;font:13px sans-serif;pointer-events:all}"
@@ -241,12 +300,13 @@ void ht_flame_svg(FILE *f, const HtFlame *fl, const char *title, HtFlameMetric k
   ht_xml_text(f, title);
   fprintf(f, "</text>\n<text class=\"hf-b hf-rst\" x=\"%d\" y=\"22\" style=\"fill:#06c;pointer-events:all;cursor:pointer\">Reset zoom</text>\n"
           "<text class=\"hf-b hf-srch\" x=\"%d\" y=\"22\" text-anchor=\"end\" style=\"fill:#06c;pointer-events:all;cursor:pointer\">Search</text>\n"
-          "<text class=\"hf-det\" x=\"%d\" y=\"44\"> </text>\n",
+          "<text class=\"hf-det\" x=\"%d\" y=\"44\">Hover a frame for its figures, click to zoom in.</text>\n",
           FL_PAD, width - FL_PAD, FL_PAD);
   fprintf(f, "<text class=\"hf-match\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n",
           width - FL_PAD, height - 6);
   fprintf(f, "<g class=\"hf-frames\">\n");
-  flame_svg_node(f, fl, 0, 0.0, (double)total);
+  for (size_t i = 0; i < L.n; i++) flame_svg_box(f, fl, &L.box[i]);
+  free(L.box);
   fprintf(f, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
           ht_flame_js);
 }
