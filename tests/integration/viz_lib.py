@@ -120,6 +120,11 @@ def page_checks(html, dom, rep, stats, view=None):
         for r in re.findall(r'<tr[^>]*data-v="([0-9,]+)"', page.split('<table id="tree"', 1)[1].split("</table>")[0]):
             if any(a > b for a, b in zip(_nums(r), cols)): bad.append("callers row over the total: " + r)
     want("consumed chart drawn", page.count("<polygon", page.find('id="consumed"'), page.find('id="callsch"')) > 0, True)
+    cons = page.split('<svg id="consumed"', 1)[1].split("</svg>", 1)[0]
+    legend = re.findall(r'<text x="[^"]*" y="[^"]*" class="ax">([^<]*)<title>([^<]*)</title>', cons)
+    want("consumed legend drawn", len(legend) > 1, True)
+    want("consumed legend: names without folders (whole on hover)",
+         [l for l, t in legend if "/" in l.rsplit("  ", 1)[0]], [])
     for sid, tot in (("callsch", s["allocs"]), ("tempch", s["temporary"])):
         m = re.search(r'<svg id="%s"[^>]*data-total="(\d+)"' % sid, page)
         want(sid + " total", m and int(m.group(1)), tot)
