@@ -344,6 +344,20 @@ static int map_stack_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* A site name with the folders of its file names left out (the legend's
+** column is narrow); a runtime location keeps its '@'. */
+static const char *map_unfolder(const char *s, char *buf, size_t len)
+{
+  size_t o = 0, tok = 0;
+  for (; *s && o + 1 < len; s++) {
+    if (*s == '/') { o = tok + (o > tok && buf[tok] == '@'); continue; }
+    buf[o++] = *s;
+    if (*s == ' ') tok = o;
+  }
+  buf[o] = 0;
+  return buf;
+}
+
 /* The picture: title, the plot at (px, py), round ticks on both axes with
 ** their labels, and a legend of the sites with the most bytes. */
 static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, const char *exe)
@@ -394,7 +408,7 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
   img_text(out, lx, ly, "stacks by bytes allocated", cols + 2, 0, INK);
   ly += FH + 6;
   for (size_t i = 0; i < n && ly + 2 * FH < py + (long)plot->h; i++) {
-    char name[1024], size[32];
+    char name[1024], shown[1024], size[32];
     uint64_t *b = ht_map_get(&m->site_bytes, st[i]);
     map_bytes(size, sizeof(size), b ? (double)*b : 0);
     img_fill(out, lx, lx + 10, ly + 2, ly + 12, map_site(m, (uint32_t)st[i]));
@@ -402,7 +416,7 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
     img_text(out, lx + 14, ly, buf, cols, 0, INK);
     ht_frames_site_name(m->r, (uint32_t)st[i], m->o->wrappers, m->o->nwrappers, name,
                         sizeof(name), NULL);
-    img_text(out, lx + 14, ly + FH, name, cols, 0, INK);
+    img_text(out, lx + 14, ly + FH, map_unfolder(name, shown, sizeof(shown)), cols, 0, INK);
     ly += 2 * FH + 4;
   }
   if (n && ly + FH < py + (long)plot->h) {

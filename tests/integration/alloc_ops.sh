@@ -72,6 +72,8 @@ out=$(py "$T/pngcheck.py" "$T/map.png"); r=$?
 out=$(py "$T/pngcheck.py" "$T/fr/frame_00003.png"); r=$?
 [ $r = 0 ] && [ "${out#* }" -gt 1 ]; ok "heapmap: frame valid, not blank ($out)" $?
 grep -q 'site colours' "$T/map.txt"; ok "heapmap: legend" $?
+out=$(py "$HT_ROOT/tests/integration/viz_lib.py" heapmap "$T/map.png" "$T/map.txt"); r=$?
+[ $r = 0 ]; ok "heapmap: title, tick labels, legend swatches in the site colours with their text${out:+ ($out)}" $?
 "$HEAPTAPE" heapmap "$K" >/dev/null 2>&1; [ $? = 2 ]; ok "heapmap: nothing to write is a usage error" $?
 "$HEAPTAPE" ops "$T/none.tape" >/dev/null 2>"$T/err"; r=$?
 [ $r = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "^heaptape: $T/none.tape: " "$T/err"

@@ -30,6 +30,16 @@ def pprof_totals(prof):
 
 def png_colours(path, limit=100000):
     """Number of distinct colours of a PNG (8-bit RGB or RGBA)."""
+    colours = set()
+    for y, line, bpp in png_rows(path):
+        if y % 4 == 0:
+            for x in range(0, len(line), bpp * 2):
+                colours.add(bytes(line[x:x + 3]))
+        if len(colours) > limit: break
+    return len(colours)
+
+def png_rows(path):
+    """(y, row bytes, bytes per pixel) of each row of a PNG (8-bit RGB or RGBA)."""
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, w = 8, b"", 0
@@ -64,12 +74,38 @@ def png_colours(path, limit=100000):
                 p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
                 line[i] = (line[i] + pr) & 255
-        if y % 4 == 0:
-            for x in range(0, stride, bpp * 2):
-                colours.add(bytes(line[x:x + 3]))
+        yield y, line, bpp
         prev = line
-        if len(colours) > limit: break
-    return len(colours)
+
+def heapmap_check(png, legend):
+    """Labels and legend of a `heaptape heapmap` picture: ink in the title,
+    the left and bottom axes, and beside every legend swatch; each swatch a
+    site colour the text legend lists. Returns a list of failures."""
+    INK, PAPER, GRID = (0x20, 0x20, 0x20), (0xff, 0xff, 0xff), (0x90, 0x90, 0x90)
+    sites = {tuple(bytes.fromhex(l.split()[0][1:])) for l in open(legend) if l.startswith("  #")}
+    rows = {y: [tuple(line[x:x + 3]) for x in range(0, len(line), bpp)] for y, line, bpp in png_rows(png)}
+    h, w = len(rows), len(rows[0])
+    # dark pixels (glyphs are drawn with grey edges)
+    ink = lambda x0, x1, y0, y1: sum(max(rows[y][x]) < 0x80 for y in range(y0, y1) for x in range(x0, x1))
+    bad = []
+    if rows[0][0] != PAPER or rows[h - 1][w - 1] != PAPER: return ["no paper around the plot"]
+    if ink(0, w, 0, 20) < 50: bad.append("no title")
+    if ink(0, 75, 20, h - 40) < 100: bad.append("no y tick labels")
+    if ink(80, w, h - 36, h) < 100: bad.append("no x tick labels or axis title")
+    # the legend: the column right of the plot, swatches of 10x10
+    plot_right = max(x for x in range(w) if rows[h // 2][x] not in (INK, PAPER, GRID) and x < w * 3 // 4)
+    swatches = set()
+    for y in range(24, h - 40):
+        for x in range(plot_right + 2, w - 10):
+            c = rows[y][x]
+            if c not in (INK, PAPER, GRID) and all(rows[y][x + k] == c for k in range(10)):
+                swatches.add(c)
+                break
+    if len(swatches) < 2: bad.append("no legend swatches (%d)" % len(swatches))
+    stray = swatches - sites
+    if stray: bad.append("swatches not in the text legend: %s" % sorted(stray)[:3])
+    if ink(plot_right + 12, w, 24, h - 40) < 60 * len(swatches): bad.append("no legend text")
+    return bad
 
 def html_data(path):
     """The JSON block of a heaptape HTML report."""
@@ -153,6 +189,10 @@ if __name__ == "__main__":
         print(json.dumps(pprof_totals(sys.argv[2])))
     elif what == "png":
         print(png_colours(sys.argv[2]))
+    elif what == "heapmap":
+        bad = heapmap_check(sys.argv[2], sys.argv[3])
+        print("\n".join(bad))
+        sys.exit(1 if bad else 0)
     elif what == "page":
         bad = page_checks(*sys.argv[2:6], view=sys.argv[6] if len(sys.argv) > 6 else None)
         for b in bad: print("  " + b)
