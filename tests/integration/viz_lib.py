@@ -169,6 +169,11 @@ def page_checks(html, dom, rep, stats, view=None):
     tl = page.split('<svg id="tl"', 1)[1].split("</svg>", 1)[0]
     want("RSS drawn as its samples", re.findall(r'<circle[^>]*data-t="(\d+)"', tl), [str(t) for t in rss[0::2]])
     want("RSS not an interpolated line", re.search(r'<polyline[^>]*class="tl-rss"', tl), None)
+    hp = re.search(r'<polyline points="([^"]*)"[^>]*class="tl-heap"', tl)
+    top = min(float(p.split(",")[1]) for p in hp.group(1).split()) if hp else 999
+    want("heap line reaches 40%% of its plot (RSS on its own axis when far above) %.0f" % top, top <= 10 + 180 * 0.6, True)
+    if d["summary"].get("rss_max", 0) > 2 * s["peak"]:
+        want("RSS right axis labelled", len(re.findall(r'class="ax axr"', tl)) >= 2, True)
     ylab = re.findall(r'text-anchor="end" class="ax">([^<]+)<', tl)
     want("heap axis on round values " + str(ylab), _round_ticks(ylab), True)
     xlab = re.findall(r'text-anchor="middle" class="ax">([^<]+ s)<', tl)
