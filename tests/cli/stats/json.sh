@@ -53,13 +53,14 @@ eq("never", "%d (%d bytes)" % (l["never_freed"], l["never_freed_bytes"]),
 eq("in range", l["in_range"], int(lf("in range")))
 macro = re.findall(r"^ +[\d.]+-[\d.]+ +(\d+)", lt, re.M)
 eq("macro", [x["blocks"] for x in l["macro"]], [int(x) for x in macro])
-tim = [int(x) for x in re.findall(r"^  >= .{12} +(\d+)", lt, re.M)]
+tim = [int(x) for x in re.findall(r"^  (?:>= .{12}|< .{13}) +(\d+)", lt, re.M)]
 eq("time", [x["blocks"] for x in l["time"]], [x for x in tim if x])
 sites = re.search(r"BY SITE.*\n.*\n((?:  .*\n)*)", lt).group(1).splitlines()
-eq("sites", [[x["blocks"], x["freed"], x["never"], "%.3f" % x["mean_pct"], x["short"], x["site"]]
-             for x in l["sites"]],
-   [[int(r[0:12]), int(r[12:23]), int(r[23:34]), r[34:45].strip(), int(r[58:67]), r[69:]]
-    for r in sites])
+eq("sites", [[x["blocks"], x["freed"], x["never"], "%.3f" % x["mean_pct"], "%.1f" % x["mean_ops"],
+              x["short"], x["site"]] for x in l["sites"]],
+   [[int(r[0:12]), int(r[12:23]), int(r[23:34]), r[34:45].strip(), r[45:58].strip(), int(r[71:80]),
+     r[82:]] for r in sites])
+eq("clock", l["clock_resolution_ns"] > 1, "  clock " in lt)
 print(name, "stats and lifetimes: json = text" if not bad else "\n  ".join(["MISMATCH"] + bad))
 PY
 done
