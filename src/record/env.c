@@ -181,17 +181,8 @@ int ht_env_start(int how)
   *p++ = '\n';
   *p = 0;
   env_report(line);
-  static char argv[65536];
-  int afd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  ssize_t alen = 0, r;
-  while (afd >= 0 && alen < (ssize_t)sizeof(argv) &&
-         (r = read(afd, argv + alen, sizeof(argv) - (size_t)alen)) > 0) alen += r;
-  if (afd >= 0) close(afd);
-  if (alen > 0 && argv[alen - 1] == 0) alen--;
-  HtTapeInfo info = { 0 };
+  HtTapeInfo info = { 0 };  /* (the session reads the command line) */
   info.exe = exe;
-  info.argv = argv;
-  info.argv_len = (size_t)alen;
   info.sample = ht_opt.sample;
   info.unwind = (uint32_t)ht_opt.unwind;
   info.frames = (uint32_t)ht_opt.frames;

@@ -266,10 +266,27 @@ fail:
 }
 
 /* Start a session writing to sink, of the given mode. */
+/* The process's arguments, NULs between them, as the kernel keeps them;
+** its length (0 when unreadable). */
+static size_t tape_cmdline(char *buf, size_t cap)
+{
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = 0, r;
+  while (fd >= 0 && (size_t)n < cap && (r = read(fd, buf + n, cap - (size_t)n)) > 0) n += r;
+  if (fd >= 0) close(fd);
+  if (n > 0 && buf[n - 1] == 0) n--;
+  return (size_t)n;
+}
+
 int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
                   const HtTapeInfo *info, int native, int mode)
 {
   HtTapeInfo in = *info;
+  static char argv[65536];  /* (one recording at a time) */
+  if (!in.argv) {           /* every tape names its command line: "lua5.4 script.lua" */
+    in.argv_len = tape_cmdline(argv, sizeof(argv));
+    in.argv = argv;
+  }
   ht_guard++;
   int rc = tape_begin(sink, arg, on_stop, &in, native);
   if (!rc) tape.mode = mode;

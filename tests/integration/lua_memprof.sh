@@ -36,6 +36,8 @@ for vm in 5.4:lua5.4 jit:luajit; do
   "$HEAPTAPE" report --memprof "$T/rec.$d.tape" > "$T/rr.$d" 2>&1
   n=$(events "$T/rr.$d" ALLOCATIONS @test.lua:10)
   ok "$d: record --lua attributes line 10 ($n)" $([ "${n:-0}" -ge 10000 ]; echo $?)
+  "$HEAPTAPE" report "$T/rec.$d.tape" 2>/dev/null | grep -q "^  program  .* test\.lua (pid "
+  ok "$d: record --lua: the summary names the script" $?
   # the user's LUA_INIT still runs
   (cd "$T" && LUA_INIT='USER_INIT_RAN = 1' "$HEAPTAPE" record --lua -o "$T/init.tape" -- \
      "$exe" -e 'assert(USER_INIT_RAN == 1); assert(require"heaptape".is_running())' 2>/dev/null)
