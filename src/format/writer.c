@@ -1,6 +1,7 @@
 /* heaptape -- the tape writer: header, sealed (checksummed, compressed) packets,
 ** dictionary and trailer, all emitted through the caller's sink. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +18,7 @@ struct HtWriter {
   HtSink sink;               /* where bytes go */
   void *arg;                 /* argument of sink */
   int level;                 /* zstd level, 0 = store */
+  _Atomic int raw;           /* store packets uncompressed for now (ht_writer_raw) */
   int err;                   /* first error, sticky */
   ZSTD_CCtx *zc;             /* compression context, or NULL */
   uint8_t *zbuf;             /* compression output */
@@ -165,6 +167,14 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
   return rc;
 }
 
+/* Store packets uncompressed (on) or compress them again (off): a recorder
+** whose writer falls behind the program writes its backlog at the speed of
+** memory, not of zstd. */
+void ht_writer_raw(HtWriter *w, int on)
+{
+  atomic_store_explicit(&w->raw, on, memory_order_relaxed);
+}
+
 /* -- Packets -------------------------------------------------------------- */
 
 /* Emit a packet from its parts, with the stream's stack generation. */
@@ -181,7 +191,7 @@ static int writer_packet(HtWriter *w, unsigned kind, unsigned gen, uint32_t pid,
   const uint8_t *out = body;
   size_t olen = len;
   unsigned flags = 0;
-  if (w->zc && len >= 64) {
+  if (w->zc && len >= 64 && !atomic_load_explicit(&w->raw, memory_order_relaxed)) {
     size_t z = ZSTD_compress2(w->zc, w->zbuf, w->zcap, body, len);
     if (!ZSTD_isError(z) && z < len) { out = w->zbuf; olen = z; flags = HT_PF_ZSTD; }
   }

@@ -53,6 +53,8 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *info) HT_HIDDEN;
 /* Seal the body of s as an EVENTS packet and emit it, then reset s.
 ** Thread-safe (serialised inside); empty bodies are not emitted. */
 int ht_writer_stream(HtWriter *w, HtStream *s) HT_HIDDEN;
+/* Store packets uncompressed while on (a backlog to catch up with). */
+void ht_writer_raw(HtWriter *w, int on) HT_HIDDEN;
 /* Emit any packet from its parts. Thread-safe. */
 int ht_writer_packet(HtWriter *w, unsigned kind, uint32_t pid, uint32_t tid,
                      uint64_t seq0, uint64_t seq1, uint64_t ts0, uint32_t nev,

@@ -78,21 +78,22 @@ void ht_bufpool_queue(HtBuf *b, const HtStream *s)
 }
 
 /* Hand every queued buffer to fn, oldest first, and return them to the pool. */
-void ht_bufpool_drain(void (*fn)(const HtBuf *b, void *ctx), void *ctx)
+void ht_bufpool_drain(void (*fn)(const HtBuf *b, uint32_t left, void *ctx), void *ctx)
 {
   uint64_t h = atomic_exchange(&buf_full, 0);
-  uint32_t r = (uint32_t)h, prev = 0;
+  uint32_t r = (uint32_t)h, prev = 0, n = 0;
   while (r) {                           /* reverse the LIFO chain */
     HtBuf *b = buf_at(r - 1);
     uint32_t nx = b->next;
     b->next = prev;
     prev = r;
     r = nx;
+    n++;
   }
   for (r = prev; r; ) {
     HtBuf *b = buf_at(r - 1);
     r = b->next;
-    fn(b, ctx);
+    fn(b, --n, ctx);
     buf_push(&buf_free, b);
   }
 }

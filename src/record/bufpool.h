@@ -22,8 +22,9 @@ typedef struct HtBuf {
 HtBuf *ht_bufpool_get(void) HT_HIDDEN;
 /* Seal s's body into b and queue it for the writer; s NULL returns b unused. */
 void ht_bufpool_queue(HtBuf *b, const HtStream *s) HT_HIDDEN;
-/* Hand every queued buffer to fn, oldest first, then back to the pool. */
-void ht_bufpool_drain(void (*fn)(const HtBuf *b, void *ctx), void *ctx) HT_HIDDEN;
+/* Hand every queued buffer to fn, oldest first, with the number queued
+** after it in this drain, then back to the pool. */
+void ht_bufpool_drain(void (*fn)(const HtBuf *b, uint32_t left, void *ctx), void *ctx) HT_HIDDEN;
 /* In process pid for the first time (first start, fork child): forget
 ** every buffer, the parent's are not ours. Nothing in the same process. */
 void ht_bufpool_reset(uint32_t pid) HT_HIDDEN;

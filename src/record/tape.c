@@ -17,6 +17,8 @@
 #define TAPE_TICK_NS 1000000L          /* writer thread wake-up (full trace) */
 #define TAPE_WRITER_STACK (1u << 20)   /* writer thread stack (it may run exit) */
 #define TAPE_STOP_WAIT_NS 500000000ULL /* the longest a stop waits for busy threads */
+#define TAPE_RAW_BACKLOG 64            /* buffers queued behind one: store it raw */
+#define TAPE_RAW_STOPPING 8            /* the same while a stop or an exec waits */
 
 typedef struct Tape {
   int mode;                  /* HT_TAPE_* */
@@ -46,11 +48,15 @@ static _Atomic uint64_t tape_status = UINT64_MAX; /* exit status for the trailer
 
 /* -- The writer thread ------------------------------------------------------ */
 
-/* Seal one queued buffer into the tape (ht_bufpool_drain). */
-static void tape_write_buf(const HtBuf *b, void *ctx)
+/* Seal one queued buffer into the tape (ht_bufpool_drain); with a backlog
+** behind it (the program allocates faster than zstd compresses, or a stop
+** or an exec waits for the drain) it is stored uncompressed: a stop never
+** waits seconds for compression, and the sealer compresses later. */
+static void tape_write_buf(const HtBuf *b, uint32_t left, void *ctx)
 {
   (void)ctx;
   if (!b->len) return;
+  ht_writer_raw(tape.w, left >= (atomic_load(&tape.quit) ? TAPE_RAW_STOPPING : TAPE_RAW_BACKLOG));
   HtStream v;                           /* ht_writer_stream seals a stream view */
   memset(&v, 0, sizeof(v));
   v.buf = (uint8_t *)b->body;

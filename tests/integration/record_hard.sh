@@ -121,6 +121,14 @@ ok "failed execs: $runs runs, same stdout and exit 0, no hang ($diffs differ)$ha
 [ $tapes -gt 0 ] && [ -z "$damaged" ]; ok "failed execs: no impossible sequence range (in:${damaged:- none})" $?
 [ $tapes -gt 0 ] && [ -z "$disorder" ]; ok "failed execs: every tape orderly (not:${disorder:- none})" $?
 
+# A writer far behind: three threads allocate for 2 s while every packet is
+# compressed at zstd level 19; the end must not wait for the backlog's
+# compression (it took 36 s: a backlog is now stored raw).
+plain "$X" churn
+export HEAPTAPE_ZSTD=19; recorded preload "$T/churn.tape" "$X" churn; unset HEAPTAPE_ZSTD
+same "a writer far behind (zstd 19)"
+reads "a writer far behind (zstd 19)" "$T/churn.tape"
+
 # -- Allocator semantics ---------------------------------------------------------
 # aligned_alloc, posix_memalign, memalign, valloc, pvalloc: odd alignments, sizes.
 plain "$PROGS/hard_alloc" align

@@ -1,5 +1,6 @@
 /* heaptape tests -- unusual ends: _exit from a signal handler amid allocation,
-** quick_exit with an allocating handler, failed execs while threads allocate. */
+** quick_exit with an allocating handler, failed execs while threads allocate,
+** threads allocating faster than the writer keeps up. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -61,7 +62,7 @@ static int quick_mode(void)
   quick_exit(9);
 }
 
-static atomic_int stop;                   /* execfail: the threads end */
+static atomic_int stop;                   /* execfail, churn: the threads end */
 
 /* Allocate mixed sizes until told to stop. */
 static void *busy(void *arg)
@@ -95,12 +96,26 @@ static int execfail_mode(void)
   return 0;
 }
 
+/* Three threads allocate for two seconds (churn: a writer left behind). */
+static int churn_mode(void)
+{
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, busy, NULL);
+  struct timespec ts = { 2, 0 };
+  nanosleep(&ts, NULL);
+  atomic_store(&stop, 1);
+  for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+  printf("churn done\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "sigexit")) sigexit_mode();
   if (!strcmp(mode, "quick")) return quick_mode();
   if (!strcmp(mode, "execfail")) return execfail_mode();
-  fprintf(stderr, "usage: hard_exit sigexit | quick | execfail\n");
+  if (!strcmp(mode, "churn")) return churn_mode();
+  fprintf(stderr, "usage: hard_exit sigexit | quick | execfail | churn\n");
   return 2;
 }
