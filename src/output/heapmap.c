@@ -260,6 +260,27 @@ static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t add
   img_fill(im, x0, x1, y0, y1, map_site(m, stack));
 }
 
+/* Order live blocks by handle (allocation order). */
+static int map_handle_cmp(const void *a, const void *b)
+{
+  uint64_t x = ((const HtOpBlock *)a)->handle, y = ((const HtOpBlock *)b)->handle;
+  return x < y ? -1 : x > y;
+}
+
+/* The blocks live now in allocation order, whatever order the resolver's
+** table holds them in (blocks sharing a pixel: the newest is drawn last).
+** *n gets how many; NULL when out of memory (caller frees). */
+static HtOpBlock *map_live(const HtResolve *rs, size_t *n)
+{
+  HtOpBlock *v = malloc((rs->live.count ? rs->live.count : 1) * sizeof(*v));
+  *n = 0;
+  if (!v) return NULL;
+  size_t it = 0;
+  while (*n < rs->live.count && ht_ops_live_next(rs, &it, &v[*n])) ++*n;
+  qsort(v, *n, sizeof(*v), map_handle_cmp);
+  return v;
+}
+
 /* One frame: the live blocks, the laid-out space wrapped row by row. */
 static int map_frame(Map *m, const HtResolve *rs, Img *fr, const char *dir, unsigned k,
                      char *err, size_t errlen)
@@ -268,14 +289,17 @@ static int map_frame(Map *m, const HtResolve *rs, Img *fr, const char *dir, unsi
   double per = span / ((double)fr->w * fr->h);  /* bytes per pixel */
   if (per < 1) per = 1;
   for (size_t i = 0; i < (size_t)fr->w * fr->h; i++) fr->px[i] = BG;
-  size_t it = 0;
-  HtOpBlock b;
-  while (ht_ops_live_next(rs, &it, &b)) {
-    uint32_t c = map_site(m, b.stack);
-    size_t p0 = (size_t)((double)map_pos(m, b.addr) / per);
-    size_t p1 = (size_t)((double)map_pos(m, b.addr + (b.size ? b.size : 1) - 1) / per) + 1;
+  size_t n;
+  HtOpBlock *live = map_live(rs, &n);
+  if (!live) { snprintf(err, errlen, "out of memory"); return -1; }
+  for (size_t i = 0; i < n; i++) {
+    const HtOpBlock *b = &live[i];
+    uint32_t c = map_site(m, b->stack);
+    size_t p0 = (size_t)((double)map_pos(m, b->addr) / per);
+    size_t p1 = (size_t)((double)map_pos(m, b->addr + (b->size ? b->size : 1) - 1) / per) + 1;
     for (size_t p = p0; p < p1 && p < (size_t)fr->w * fr->h; p++) fr->px[p] = c;
   }
+  free(live);
   char path[4096];
   snprintf(path, sizeof(path), "%s/frame_%05u.png", dir, k);
   return img_png(fr, path, err, errlen);
@@ -537,12 +561,14 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
 {
   if (m->failed) return -1;
   snprintf(m->err, m->errlen, "out of memory");
-  size_t it = 0;
+  size_t it = 0, n;
   uint64_t k, v;
-  HtOpBlock b;
   const char *png = m->png;
-  while (png && ht_ops_live_next(rs, &it, &b))
-    map_block(m, &m->im, b.born, m->nops, b.addr, b.size, b.stack);
+  HtOpBlock *live = png ? map_live(rs, &n) : NULL;
+  if (png && !live) return -1;
+  for (size_t i = 0; png && i < n; i++)
+    map_block(m, &m->im, live[i].born, m->nops, live[i].addr, live[i].size, live[i].stack);
+  free(live);
   if (png && m->deco) {
     m->out.px = malloc((size_t)m->out.w * m->out.h * sizeof(uint32_t));
     if (!m->out.px) return -1;
