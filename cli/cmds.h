@@ -20,6 +20,7 @@ int cmd_pprof(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_seal(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 struct HtReader;

@@ -20,6 +20,7 @@ static const Cmd cmds[] = {
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
   {"symbolize", cmd_symbolize, "append symbols to a tape recorded without `heaptape record`"},
+  {"seal",   cmd_seal,   "rewrite tapes as sealed tapes (frees resolved, column blocks)"},
   {"diff",   cmd_diff,   "compare two tapes site by site (text, --json, --html)"},
   {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)"},
   {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks"},

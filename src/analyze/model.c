@@ -248,11 +248,11 @@ static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
   m->frees += n;
   m->freed += b->weight;
   HtThread *owner = &m->th[oi];  /* it allocated: m->th did not move */
-  if (!realloc_free && owner->last_valid && owner->last_addr == ev->addr) {
+  if (!realloc_free && owner->last_valid && owner->last_addr == b->addr) {
     s->f.temp += n;
     m->temp += n;
   }
-  if (owner->last_addr == ev->addr) owner->last_valid = 0;
+  if (owner->last_addr == b->addr) owner->last_valid = 0;
   if (realloc_free) {
     t->pend = 1;
     t->pend_loc = s->loc;
@@ -342,6 +342,7 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
   ht_resolve_init(&m->rs);
+  m->rs.by_index = r && ht_reader_sealed(r);  /* for ht_model_event */
   if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
       ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);

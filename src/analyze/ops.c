@@ -54,6 +54,7 @@ int ht_ops_res(HtOps *o, const HtRes *res, HtOp *op)
     op->stack = b->stack;
     op->born = b->born_op;
     op->born_ts = b->born_ts;
+    op->addr = b->addr;
     if (fam == HT_K_REALLOC) {
       op->flags = HT_OPF_REALLOC;
       if (ht_map_put(&o->pend, ev->tid, op->handle)) o->oom = 1;

@@ -24,8 +24,10 @@ void ht_resolve_free(HtResolve *rs)
 /* Forget every block and count. */
 void ht_resolve_reset(HtResolve *rs)
 {
+  int by_index = rs->by_index;
   ht_resolve_free(rs);
   ht_resolve_init(rs);
+  rs->by_index = by_index;
 }
 
 /* Resolve one event into *out. */
@@ -36,7 +38,9 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   out->op = HT_RES_NONE;
   out->known = out->dup = 0;
   if (ev->type == HT_EV_FREE) {
-    if (!ht_live_del(&rs->live, ht_event_block(ev), &out->blk)) {
+    int found = rs->by_index ? ev->back && ht_live_del(&rs->live, ev->back - 1, &out->blk)
+                             : ht_live_del(&rs->live, ht_event_block(ev), &out->blk);
+    if (!found) {
       rs->unknown_frees++;
       return;
     }
@@ -45,17 +49,25 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     return;
   }
   if (ev->type != HT_EV_ALLOC) return;
-  int existed;
-  HtBlock *b = ht_live_put(&rs->live, ht_event_block(ev), &existed);
+  int existed = 0;
+  HtBlock *b;
   out->op = rs->nops++;
   out->blk = (HtBlock){.index = rs->nallocs++, .size = ev->size,
                        .weight = ev->weight ? ev->weight : ev->size,
-                       .born_op = out->op, .born_ts = ev->ts, .stack = ev->stack,
+                       .born_op = out->op, .born_ts = ev->ts, .addr = ev->addr,
+                       .stack = ev->stack,
                        .tid = ev->tid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0)};
+  if (rs->by_index) {  /* the sealer says which live block the address drops */
+    int dropped = ev->back && ht_live_del(&rs->live, ev->back - 1, &out->old);
+    b = ht_live_put(&rs->live, out->blk.index, &existed);
+    existed = dropped;
+  } else {
+    b = ht_live_put(&rs->live, ht_event_block(ev), &existed);
+    if (b && existed) out->old = *b;
+  }
   if (!b) { rs->oom = 1; return; }
   if (existed) {
     out->dup = 1;
-    out->old = *b;
     rs->dup_allocs++;
   }
   *b = out->blk;
@@ -92,6 +104,7 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
                    void *ctx)
 {
   RunCtx c = {rs, fn, prefetch, ctx};
+  rs->by_index = ht_reader_sealed(r);
   ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;
 }
@@ -111,8 +124,9 @@ int ht_resolve_live_next(const HtResolve *rs, size_t *it, uint64_t *addr, HtBloc
   uint64_t k;
   void *v;
   if (!ht_live_next(&rs->live, it, &k, &v)) return 0;
+  (void)k;
   memcpy(b, v, sizeof(*b));
-  *addr = k ^ ((b->tid & HT_BLOCK_RT) ? 1ull << 63 : 0);
+  *addr = b->addr;
   return 1;
 }
 

@@ -17,6 +17,9 @@
 ** An ALLOC of an address already live (the tape lost a free) drops the old
 ** block: the event carries it (dup = 1).
 **
+** On a sealed tape the sealer did this once: a FREE names the allocation
+** index of its block (HtEvent.back) and the table is keyed by index.
+**
 ** Consumers (the model, the operations stream, lifetimes, heap maps,
 ** finalisation's summary, the sealer) see resolved events only and keep no
 ** live set of their own; the blocks live now are asked of the resolver.
@@ -32,6 +35,7 @@ typedef struct HtBlock {
   uint64_t weight;           /* bytes it stands for (size if unsampled) */
   uint64_t born_op;          /* op number of its allocation */
   uint64_t born_ts;          /* time of its allocation (ns since the start) */
+  uint64_t addr;             /* its address as on the tape */
   uint32_t stack;            /* allocation stack */
   uint32_t tid;              /* allocating thread, | HT_BLOCK_RT for a runtime's */
 } HtBlock;
@@ -50,7 +54,9 @@ typedef struct HtRes {
 } HtRes;
 
 struct HtResolve {
-  HtLive live;               /* live blocks by ht_event_block(): HtBlock */
+  HtLive live;               /* live blocks by ht_event_block(), or by index
+                                on sealed tapes: HtBlock */
+  int by_index;              /* sealed tape: events name the blocks they free */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
   uint64_t nops;             /* op numbers handed out */
   uint64_t unknown_frees;    /* frees of blocks not allocated on the tape */
@@ -61,7 +67,7 @@ struct HtResolve {
 /* Consumer of resolved events. */
 typedef void (*HtResFn)(void *ctx, const HtRes *res);
 
-/* Set up an empty resolver. */
+/* Set up an empty resolver (by address; ht_resolve_run picks the key). */
 void ht_resolve_init(HtResolve *rs) HT_HIDDEN;
 /* Release what rs owns. */
 void ht_resolve_free(HtResolve *rs) HT_HIDDEN;
@@ -72,7 +78,8 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out) HT_HIDDEN;
 /* Start loading the live-table slot an ALLOC or FREE will touch. */
 HT_INLINE void ht_resolve_prefetch(const HtResolve *rs, const HtEvent *ev)
 {
-  ht_live_prefetch(&rs->live, ht_event_block(ev));
+  if (!rs->by_index) ht_live_prefetch(&rs->live, ht_event_block(ev));
+  else if (ev->back) ht_live_prefetch(&rs->live, ev->back - 1);
 }
 /* Every event of r from where it stands, resolved and handed to fn(ctx, res)
 ** in order, through the prefetching pump; prefetch (may be NULL) is the

@@ -1,4 +1,4 @@
-/* heaptape -- the tape format: grammar, tags and flags (version 1).
+/* heaptape -- the tape format: grammar, tags and flags (versions 1 and 2).
 ** docs/FORMAT.md is the normative text; this comment is its summary. */
 #ifndef HT_FORMAT_H
 #define HT_FORMAT_H
@@ -59,11 +59,39 @@
 **         (mod 2^16). A reader that finds it changed without seeing the
 **         RESET (a packet was lost) forgets the stream's stack ids.
 ** Strings in DICT packets are referred to by id + 1; 0 means "none".
+**
+** Version 2, the sealed tape (written by the sealer from a version 1
+** journal; HT_F_SEALED set; the header's fields are the journal's):
+** sealed      := header DICT* SEVENTS* META STACKS+ INDEX
+** META        := field*                  -- the journal's damage and totals
+** STACKS      := first:uleb n:uleb (up:uleb dframe:uleb){n} -- nodes first..
+**                first+n-1 in order: node i's parent is i - up, its frame
+**                prev + unzigzag(dframe) (prev = 0 in each packet)
+** SEVENTS     := phead(seq0 seq1 ts0 nev) a0:uleb s0:uleb col{HT_SC_COUNT}
+** col         := len:uleb bytes            -- one column of the block's events
+** INDEX       := (seq0:uleb ts0:uleb off:uleb nev:uleb a0:uleb)*
+** Events of a block are in global order; a0 is the allocation index of its
+** first ALLOC (allocations are numbered from 0 over the tape), s0 the
+** sequence number of its first event. Columns
+** (HT_SC_*), each value present only for the events named:
+**   TYPE  u8 every event: HT_EV_* | HT_SC_DUP (an ALLOC over a live block)
+**   KIND  u8 ALLOC, FREE   SEQ zigzag every event: seq - prev - 1 (prev = s0 - 1)
+**   TIME  uleb every event: ts - prev (prev = ts0)
+**   TID   zigzag every event: tid - prev (prev = 0)
+**   SIZE  uleb ALLOC, sized FREE, RSS, LOST
+**   WEIGHT zigzag ALLOC: weight - size    ALIGN uleb ALLOC of aligned kinds
+**   STACK zigzag ALLOC: global stack id - prev (prev = 0)
+**   ADDR  zigzag ALLOC, unresolved FREE, MODULE, UNLOAD: addr - prev
+**   BACK  uleb FREE: 0 unresolved, else allocations before it - index of
+**         the block it releases; ALLOC with HT_SC_DUP: the same for the
+**         live block its address drops
+**   BLOB  THREAD, MARK: len bytes; MODULE, UNLOAD: len path len bid nseg seg*
 */
 
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
-#define HT_VERSION      1
+#define HT_VERSION      1    /* journals: what the recorder writes */
+#define HT_VERSION_SEALED 2  /* sealed tapes */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -86,14 +114,16 @@ enum {
   HT_H_T0 = 11,       /* uleb: packet clock (ns) at the start: time zero */
 };
 #define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
-#define HT_F_KNOWN      0x0001 /* header flags this version understands */
+#define HT_F_SEALED     0x0002 /* header flag: a sealed tape (version 2) */
+#define HT_F_KNOWN      0x0003 /* header flags this version understands */
 
 enum { HT_CLOCK_MONOTONIC = 1, HT_CLOCK_MOCK = 2 };
 enum { HT_UNWIND_NONE = 0, HT_UNWIND_LIBUNWIND = 1, HT_UNWIND_FP = 2,
        HT_UNWIND_RUNTIME = 3 };
 
 /* Packet kinds. Unknown kinds are skipped whole. */
-enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3 };
+enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3,
+       HT_P_META = 4, HT_P_STACKS = 5, HT_P_SEVENTS = 6, HT_P_INDEX = 7 };
 #define HT_PF_ZSTD  0x01  /* body is one zstd frame of rawlen bytes */
 #define HT_PF_KNOWN 0x01
 
@@ -145,6 +175,23 @@ enum {
   HT_L_CFUNC = 2,     /* a C function: name = symbol, aux = its address */
   HT_L_TRACE = 3,     /* a JIT trace: aux = trace number, file/line = start */
   HT_L_OTHER = 4      /* anything else the runtime names */
+};
+
+/* Columns of a sealed block, in this order. */
+enum {
+  HT_SC_TYPE, HT_SC_KIND, HT_SC_SEQ, HT_SC_TIME, HT_SC_TID, HT_SC_SIZE, HT_SC_WEIGHT,
+  HT_SC_ALIGN, HT_SC_STACK, HT_SC_ADDR, HT_SC_BACK, HT_SC_BLOB, HT_SC_COUNT
+};
+#define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
+#define HT_SEAL_BLOCK 65536    /* events per sealed block */
+
+/* META fields: the journal's reading, as its reader ended it. */
+enum {
+  HT_M_DAMAGE = 1,    /* uleb damaged, damaged_bytes, truncated_bytes, foreign,
+                         lost, has_trailer, trailer_events, trailer_status + 1,
+                         end_ns, first_error_off + 1; then the message (len bytes) */
+  HT_M_COUNTS = 2,    /* uleb events, allocations, ops, unresolved frees */
+  HT_M_JOURNAL = 3,   /* uleb journal bytes, packets, event packets */
 };
 
 /* Trailer fields. */

@@ -121,7 +121,26 @@ struct HtReader {
   uint64_t id_budget;        /* stack ids the streams may still grow by */
   uint64_t open_bytes;       /* memory held by open cursors */
   int pass;                  /* passes started (damage is counted in the first) */
+  size_t hdr_len;            /* bytes of the header, checksum included */
+  uint64_t *dict_off;        /* DICT packets: offset, total bytes (pairs) */
+  size_t ndict, capdict;     /* pairs, allocated (in uint64_t) */
+  int sealed;                /* version 2: SEVENTS blocks in r->pk */
+  int have_meta;             /* a sealed tape's META was read */
+  HtReadStats meta;          /* the journal's reading, from META */
+  struct SealCur *sc;        /* the sealed block being decoded, or NULL */
 };
+
+/* Decoding state of one sealed block (SEVENTS packet). */
+typedef struct SealCur {
+  uint8_t *own;              /* decompressed body (owned), or NULL */
+  const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
+  uint32_t left;             /* events not yet decoded */
+  uint64_t nallocs;          /* allocation index of the next ALLOC */
+  uint64_t seq, ts, tid, stack, addr; /* delta bases */
+  uint64_t seq0, seq1;       /* sequence range the packet announces */
+  uint64_t off;              /* the packet's offset (damage messages) */
+  HtSegment segs[64];        /* MODULE segments */
+} SealCur;
 
 /* Note the first damage: its offset and a description. */
 static void reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
@@ -168,9 +187,9 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     return HEAPTAPE_E_TRUNCATED;
   }
   uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
-  if (ver > HT_VERSION || ver == 0) {
-    snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads version %d)",
-             ver, HT_VERSION);
+  if (ver > HT_VERSION_SEALED || ver == 0) {
+    snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads "
+             "versions %d and %d)", ver, HT_VERSION, HT_VERSION_SEALED);
     return HEAPTAPE_E_VERSION;
   }
   uint32_t len = ht_ru32(d + 12);
@@ -187,9 +206,16 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
+  if ((ver == HT_VERSION_SEALED) != !!(flags & HT_F_SEALED)) {
+    snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
+             (flags & HT_F_SEALED) ? "is" : "is not");
+    return HEAPTAPE_E_CORRUPT;
+  }
   HtHeader *h = &r->hdr;
   h->version = ver;
   h->flags = flags;
+  r->sealed = ver == HT_VERSION_SEALED;
+  r->hdr_len = hend + 4;
   const uint8_t *p = d + HT_HEADER_FIXED, *end = d + hend;
   while (p < end) {
     uint64_t tag, n;
@@ -374,6 +400,75 @@ static void reader_trailer(HtReader *r, const uint8_t *p, const uint8_t *end)
   }
 }
 
+/* -- Sealed tapes: summary and stacks ------------------------------------ */
+
+static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame);
+
+/* Parse a sealed tape's META body; 0, or -1 when malformed. */
+static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  HtReadStats *m = &r->meta;
+  while (p < end) {
+    uint64_t tag, n;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p))
+      return -1;
+    const uint8_t *q = p, *qe = p + n;
+    p += n;
+    if (tag != HT_M_DAMAGE) continue;
+    uint64_t v[10], len;
+    for (size_t i = 0; i < HT_COUNTOF(v); i++)
+      if (ht_ruleb128(&q, qe, &v[i])) return -1;
+    if (ht_ruleb128(&q, qe, &len) || len > (uint64_t)(qe - q) || len >= sizeof(m->first_error))
+      return -1;
+    m->damaged = v[0]; m->damaged_bytes = v[1]; m->truncated_bytes = v[2];
+    m->foreign = v[3]; m->lost = v[4]; m->has_trailer = v[5] != 0;
+    m->trailer_events = v[6]; m->trailer_status = v[7] - 1; m->end_ns = v[8];
+    m->first_error_off = v[9] - 1;
+    memcpy(m->first_error, q, len);
+    m->first_error[len] = 0;
+    r->have_meta = 1;
+  }
+  return 0;
+}
+
+/* Load the nodes of a STACKS body (in id order); 0, or -1 when malformed. */
+static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t first, n, up, df, frame = 0;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n)) return -1;
+  if (first != r->nnodes || n > (uint64_t)(end - p) / 2) return -1;  /* out of order */
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t id = first + i;
+    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
+      return -1;
+    frame += (uint64_t)ht_unzigzag(df);
+    if (node_intern(r, (uint32_t)(id - up), frame) != id) return -1;
+  }
+  return 0;
+}
+
+/* After the scan of a sealed tape: the journal's damage and totals are
+** what readers report (the sealed file's own damage, if any, comes first). */
+static void seal_apply_meta(HtReader *r)
+{
+  HtReadStats *st = &r->st, *m = &r->meta;
+  r->ts_base = 0;
+  if (!r->have_meta) return;
+  if (st->first_error_off == UINT64_MAX) {
+    st->first_error_off = m->first_error_off;
+    memcpy(st->first_error, m->first_error, sizeof(st->first_error));
+  }
+  st->damaged += m->damaged;
+  st->damaged_bytes += m->damaged_bytes;
+  st->truncated_bytes += m->truncated_bytes;
+  st->foreign += m->foreign;
+  st->lost = m->lost;
+  st->has_trailer = m->has_trailer;
+  st->trailer_events = m->trailer_events;
+  st->trailer_status = m->trailer_status;
+  st->end_ns = m->end_ns;
+}
+
 /* Sort EVENTS packets by first sequence number, then file order. */
 static int packet_cmp(const void *a, const void *b)
 {
@@ -425,9 +520,31 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     r->st.packets++;
     reader_release(r, off, n);
-    if (kind == HT_P_EVENTS) {
+    if (kind == HT_P_DICT) {
+      if (ht_grow(&r->dict_off, &r->capdict, r->ndict + 2, sizeof(uint64_t)))
+        return HEAPTAPE_E_NOMEM;
+      r->dict_off[r->ndict++] = off;
+      r->dict_off[r->ndict++] = n;
+    }
+    if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS)) {
+      uint8_t *own;
+      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      int bad = !b || (kind == HT_P_META ? seal_meta(r, b, b + pr.rawlen)
+                                         : seal_stacks(r, b, b + pr.rawlen));
+      free(own);
+      if (bad) {
+        r->st.damaged++;
+        r->st.damaged_bytes += n;
+        reader_damage(r, off, "damaged %s packet at byte %llu",
+                      kind == HT_P_META ? "summary" : "stack", (unsigned long long)off);
+      }
+      off += n;
+      continue;
+    }
+    if (kind == (r->sealed ? HT_P_SEVENTS : HT_P_EVENTS)) {
       if (r->hdr.pid && pr.pid != r->hdr.pid) { r->st.foreign++; off += n; continue; }
-      if (pr.seq1 < pr.seq0 || (pr.nev && pr.seq1 - pr.seq0 + 1 < pr.nev)) {
+      /* (A sealed block may repeat a sequence number a damaged journal had.) */
+      if (pr.seq1 < pr.seq0 || (!r->sealed && pr.nev && pr.seq1 - pr.seq0 + 1 < pr.nev)) {
         r->st.damaged++;
         r->st.damaged_bytes += n;
         reader_damage(r, off, "packet at byte %llu has an impossible sequence range",
@@ -459,6 +576,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     off += n;
   }
   if (r->npk) qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
+  if (r->sealed) { seal_apply_meta(r); return 0; }
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
   else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
   return 0;
@@ -860,11 +978,189 @@ static int reader_activate(HtReader *r)
   return 0;
 }
 
+/* -- Sealed tapes: events ----------------------------------------------- */
+
+/* Drop the block being decoded. */
+static void seal_cur_free(HtReader *r)
+{
+  if (!r->sc) return;
+  free(r->sc->own);
+  free(r->sc);
+  r->sc = NULL;
+}
+
+/* Count damage in a sealed block (first pass only) and drop its rest. */
+static void seal_bad(HtReader *r, const char *what)
+{
+  if (r->pass == 1) {
+    r->st.damaged++;
+    reader_damage(r, r->sc->off, "corrupt %s in sealed block at byte %llu", what,
+                  (unsigned long long)r->sc->off);
+  }
+  seal_cur_free(r);
+}
+
+/* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
+static int seal_open(HtReader *r)
+{
+  while (r->next_pk < r->npk) {
+    const PacketRef *pk = &r->pk[r->next_pk++];
+    SealCur *c = calloc(1, sizeof(*c));
+    if (!c) return HEAPTAPE_E_NOMEM;
+    r->sc = c;
+    c->off = pk->off;
+    const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+                                   pk->rawlen, pk->flags, &c->own);
+    if (!b) { seal_bad(r, "compression"); continue; }
+    const uint8_t *p = b, *end = b + pk->rawlen;
+    uint64_t a0, s0, n;
+    int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
+    for (int i = 0; ok && i < HT_SC_COUNT; i++) {
+      ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
+      if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
+    }
+    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
+    c->left = pk->nev;
+    c->nallocs = a0;
+    c->seq = s0 - 1;
+    c->seq0 = pk->seq0;
+    c->seq1 = pk->seq1;
+    c->ts = pk->ts0;
+    return 1;
+  }
+  return 0;
+}
+
+/* A ULEB128 value of column k, or fail. */
+#define SC_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) goto bad; } while (0)
+#define SC_BYTE(k, v) do { if (c->p[k] >= c->e[k]) goto bad; (v) = *c->p[k]++; } while (0)
+
+/* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
+static int seal_event(HtReader *r, HtEvent *ev)
+{
+  SealCur *c = r->sc;
+  unsigned type, kind = 0;
+  uint64_t v, n;
+  SC_BYTE(HT_SC_TYPE, type);
+  memset(ev, 0, sizeof(*ev));
+  ev->pid = r->hdr.pid;
+  ev->type = (uint8_t)(type & ~HT_SC_DUP);
+  SC_ULEB(HT_SC_SEQ, v);
+  ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
+  if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
+  SC_ULEB(HT_SC_TIME, v);
+  ev->ts = c->ts += v;
+  SC_ULEB(HT_SC_TID, v);
+  ev->tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
+  switch (ev->type) {
+  case HT_EV_ALLOC:
+    SC_BYTE(HT_SC_KIND, kind);
+    if (kind & ~HT_K_KNOWN) goto bad;
+    ev->kind = (uint8_t)kind;
+    SC_ULEB(HT_SC_SIZE, ev->size);
+    SC_ULEB(HT_SC_WEIGHT, v);
+    ev->weight = ev->size + (uint64_t)ht_unzigzag(v);
+    if (HT_K_HAS_ALIGN(kind)) SC_ULEB(HT_SC_ALIGN, ev->align);
+    SC_ULEB(HT_SC_STACK, v);
+    c->stack += (uint64_t)ht_unzigzag(v);
+    if (c->stack >= r->nnodes) goto bad;
+    ev->stack = (uint32_t)c->stack;
+    SC_ULEB(HT_SC_ADDR, v);
+    ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+    if (type & HT_SC_DUP) {
+      SC_ULEB(HT_SC_BACK, v);
+      if (!v || v > c->nallocs) goto bad;
+      ev->back = c->nallocs - v + 1;
+    }
+    c->nallocs++;
+    break;
+  case HT_EV_FREE:
+    SC_BYTE(HT_SC_KIND, kind);
+    if (kind & ~HT_K_KNOWN) goto bad;
+    ev->kind = (uint8_t)kind;
+    if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
+    SC_ULEB(HT_SC_BACK, v);
+    if (v > c->nallocs) goto bad;
+    if (v) ev->back = c->nallocs - v + 1;
+    else {
+      SC_ULEB(HT_SC_ADDR, v);
+      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+    }
+    break;
+  case HT_EV_RSS:
+  case HT_EV_LOST:
+    SC_ULEB(HT_SC_SIZE, ev->size);
+    break;
+  case HT_EV_THREAD:
+  case HT_EV_MARK:
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->str = (const char *)c->p[HT_SC_BLOB];
+    ev->len = n;
+    c->p[HT_SC_BLOB] += n;
+    break;
+  case HT_EV_MODULE:
+  case HT_EV_UNLOAD:
+    SC_ULEB(HT_SC_ADDR, v);
+    ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->str = (const char *)c->p[HT_SC_BLOB];
+    ev->len = n;
+    c->p[HT_SC_BLOB] += n;
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->build_id = c->p[HT_SC_BLOB];
+    ev->build_id_len = n;
+    c->p[HT_SC_BLOB] += n;
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > HT_COUNTOF(c->segs)) goto bad;
+    for (uint64_t i = 0; i < n; i++) {
+      SC_ULEB(HT_SC_BLOB, c->segs[i].vaddr);
+      SC_ULEB(HT_SC_BLOB, c->segs[i].memsz);
+      SC_ULEB(HT_SC_BLOB, v);
+      c->segs[i].prot = (uint32_t)v;
+    }
+    ev->segs = c->segs;
+    ev->nseg = n;
+    break;
+  default:
+    goto bad;
+  }
+  return 1;
+bad:
+  return 0;
+}
+
+#undef SC_ULEB
+#undef SC_BYTE
+
+/* Next event of a sealed tape: blocks in order, no merge. */
+static int seal_next(HtReader *r, HtEvent *ev)
+{
+  for (;;) {
+    if (!r->sc || !r->sc->left) {
+      seal_cur_free(r);
+      int rc = seal_open(r);
+      if (rc < 0) return rc;
+      if (rc == 0) return 0;
+      continue;
+    }
+    r->sc->left--;
+    if (!seal_event(r, ev)) { seal_bad(r, "event"); continue; }
+    if (ev->ts < r->ts_last) ev->ts = r->ts_last;
+    r->ts_last = ev->ts;
+    if (ev->type == HT_EV_MODULE) reader_module(r, ev);
+    return 1;
+  }
+}
+
 /* Next event in global order: 1 delivered, 0 at the end. The event's
 ** pointers stay valid until the next call. */
 int ht_reader_next(HtReader *r, HtEvent *ev)
 {
   if (r->pass == 0) r->pass = 1;
+  if (r->sealed) return seal_next(r, ev);
   Cursor *c = r->pending;
   if (c) {
     r->pending = NULL;
@@ -901,6 +1197,7 @@ int ht_reader_rewind(HtReader *r)
   r->pending = NULL;
   r->next_pk = 0;
   r->ts_last = 0;
+  seal_cur_free(r);
   for (size_t i = 0; i < r->nth; i++) r->th[i]->nlocal = r->th[i]->seen = 0;
   r->pass++;
   return 0;
@@ -1021,6 +1318,8 @@ void ht_reader_close(HtReader *r)
   free(r->locs);
   ht_map_free(&r->locmap);
   free(r->pk);
+  seal_cur_free(r);
+  free(r->dict_off);
   free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);
   ZSTD_freeDCtx(r->zd);
   if (r->mapped) munmap((void *)r->data, r->size);
@@ -1029,6 +1328,22 @@ void ht_reader_close(HtReader *r)
 
 const HtHeader *ht_reader_header(const HtReader *r) { return &r->hdr; }
 const HtReadStats *ht_reader_stats(const HtReader *r) { return &r->st; }
+int ht_reader_sealed(const HtReader *r) { return r->sealed; }
+
+/* The tape's bytes, header first. */
+const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen)
+{
+  *hdrlen = r->hdr_len;
+  return r->data;
+}
+
+/* Whole DICT packet i. */
+const uint8_t *ht_reader_dict_packet(const HtReader *r, size_t i, size_t *len)
+{
+  if (2 * i >= r->ndict) return NULL;
+  *len = (size_t)r->dict_off[2 * i + 1];
+  return r->data + r->dict_off[2 * i];
+}
 
 /* -- Queries -------------------------------------------------------------- */
 

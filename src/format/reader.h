@@ -36,6 +36,10 @@ typedef struct HtEvent {
   size_t build_id_len;       /* bytes of build_id */
   const HtSegment *segs;     /* MODULE: segments */
   size_t nseg;               /* segments */
+  uint64_t back;             /* sealed tapes only (else 0): FREE: allocation
+                                index + 1 of the block it releases (0 = not
+                                allocated on the tape); ALLOC: index + 1 of a
+                                live block its address drops (0 = none) */
 } HtEvent;
 
 /* Identity of the block an ALLOC or FREE is about: its address, with the top
@@ -107,6 +111,12 @@ int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
 int ht_reader_rewind(HtReader *r) HT_HIDDEN;
 
 const HtHeader *ht_reader_header(const HtReader *r) HT_HIDDEN;
+/* Whether the tape is sealed (version 2): frees come with ev->back. */
+int ht_reader_sealed(const HtReader *r) HT_HIDDEN;
+/* The tape's bytes: its header (*hdrlen bytes, checksum included) first. */
+const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen) HT_HIDDEN;
+/* Whole DICT packet i (header and body, as on the tape), NULL past the end. */
+const uint8_t *ht_reader_dict_packet(const HtReader *r, size_t i, size_t *len) HT_HIDDEN;
 const HtReadStats *ht_reader_stats(const HtReader *r) HT_HIDDEN;
 
 /* -- Stacks: global ids, the same for equal stacks of any thread --------- */

@@ -1,0 +1,92 @@
+/* heaptape -- sealing: the resolving pass over a journal feeds the sealed
+** tape's writer; the result replaces the journal atomically. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "seal.h"
+#include "resolve.h"
+#include "symbolize.h"
+#include "../format/sealw.h"
+#include "../../include/heaptape.h"
+
+/* Monotonic seconds. */
+static double seal_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Hand one resolved event to the writer with the block it names. */
+static void seal_event(void *ctx, const HtRes *res)
+{
+  const HtEvent *ev = res->ev;
+  uint64_t back = 0;
+  if (ev->type == HT_EV_FREE && res->known) back = res->blk.index + 1;
+  else if (ev->type == HT_EV_ALLOC && res->dup) back = res->old.index + 1;
+  ht_sealw_event(ctx, ev, back);
+}
+
+/* Seal the tape at path in place. */
+int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *err,
+                 size_t errlen)
+{
+  HtSealSummary dummy, *sum = sump ? sump : &dummy;
+  memset(sum, 0, sizeof(*sum));
+  double t0 = seal_now();
+  HtReader *r;
+  char why[256];
+  int rc = ht_reader_open(&r, path, why, sizeof(why));
+  if (rc) { snprintf(err, errlen, "%s: %s", path, why); return rc; }
+  if (ht_reader_sealed(r)) { sum->already = 1; ht_reader_close(r); return 0; }
+  if ((flags & HT_SEAL_SYMBOLIZE) && !(ht_reader_header(r)->flags & HT_F_SYMBOLIZED)) {
+    ht_reader_close(r);
+    rc = ht_symbolize_run(path, HT_SYM_QUIET, NULL, err, errlen);
+    if (rc) return rc;
+    rc = ht_reader_open(&r, path, why, sizeof(why));
+    if (rc) { snprintf(err, errlen, "%s: %s", path, why); return rc; }
+  }
+  char tmp[4096];
+  if (snprintf(tmp, sizeof(tmp), "%s.sealing", path) >= (int)sizeof(tmp)) {
+    ht_reader_close(r);
+    snprintf(err, errlen, "%s: path too long", path);
+    return HEAPTAPE_E_MISUSE;
+  }
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot create (%s)", tmp, strerror(errno));
+    ht_reader_close(r);
+    return HEAPTAPE_E_IO;
+  }
+  HtSealW *w = ht_sealw_new(f, r);
+  HtResolve rs;
+  ht_resolve_init(&rs);
+  rc = w ? ht_resolve_run(&rs, r, seal_event, NULL, w) : HEAPTAPE_E_NOMEM;
+  if (w) {
+    int wrc = ht_sealw_finish(w, r, rs.nallocs, rs.nops, rs.unknown_frees);
+    if (!rc) rc = wrc;
+  }
+  sum->events = ht_reader_stats(r)->events;
+  sum->allocs = rs.nallocs;
+  sum->journal_bytes = ht_reader_stats(r)->file_bytes;
+  ht_resolve_free(&rs);
+  ht_reader_close(r);
+  if (fflush(f) || fsync(fileno(f))) rc = rc ? rc : HEAPTAPE_E_IO;
+  if (fclose(f)) rc = rc ? rc : HEAPTAPE_E_IO;
+  if (!rc && rename(tmp, path)) rc = HEAPTAPE_E_IO;
+  if (rc) {
+    unlink(tmp);
+    snprintf(err, errlen, "%s: cannot seal: %s", path,
+             rc == HEAPTAPE_E_IO ? strerror(errno) : heaptape_strerror(rc));
+    return rc;
+  }
+  struct stat st;
+  if (!stat(path, &st)) sum->sealed_bytes = (uint64_t)st.st_size;
+  sum->seconds = seal_now() - t0;
+  return 0;
+}

@@ -1,0 +1,279 @@
+/* heaptape -- the sealed tape's writer: events in global order into blocks
+** of columns, each block one zstd-compressed packet (format.h, version 2). */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "sealw.h"
+#include "../base/grow.h"
+#include "../base/varint.h"
+#include "../../include/heaptape.h"
+
+/* One growing column. */
+typedef struct Col {
+  uint8_t *p;                /* bytes */
+  size_t n, cap;             /* used, allocated */
+} Col;
+
+struct HtSealW {
+  FILE *f;                   /* the sealed tape */
+  uint64_t off;              /* bytes written */
+  int err;                   /* a HEAPTAPE_E_* code once something failed */
+  uint32_t pid;              /* the journal's process */
+  Col col[HT_SC_COUNT];      /* the block being filled */
+  Col body, z, index;        /* block body, compressed, the index */
+  uint32_t nev;              /* events in the block */
+  uint64_t seq0, seq1, ts0;  /* its first and last sequence, first time */
+  uint64_t a0;               /* allocation index of its first ALLOC */
+  uint64_t first_seq;        /* sequence number of its first event */
+  uint64_t nallocs;          /* allocations so far */
+  uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr; /* deltas */
+  ZSTD_CCtx *zc;             /* compressor */
+};
+
+/* -- Bytes ---------------------------------------------------------------- */
+
+/* Make room for n more bytes in c; NULL when out of memory. */
+static uint8_t *col_need(HtSealW *w, Col *c, size_t n)
+{
+  if (ht_grow(&c->p, &c->cap, c->n + n, 1)) { w->err = HEAPTAPE_E_NOMEM; return NULL; }
+  return c->p + c->n;
+}
+
+/* Append a ULEB128 value. */
+static void col_uleb(HtSealW *w, Col *c, uint64_t v)
+{
+  uint8_t *p = col_need(w, c, 10);
+  if (p) c->n = (size_t)(ht_wuleb128(p, v) - c->p);
+}
+
+/* Append bytes. */
+static void col_mem(HtSealW *w, Col *c, const void *q, size_t n)
+{
+  if (!n) return;
+  uint8_t *p = col_need(w, c, n);
+  if (p) { memcpy(p, q, n); c->n += n; }
+}
+
+/* Write bytes to the tape. */
+static void sealw_out(HtSealW *w, const void *p, size_t n)
+{
+  if (w->err) return;
+  if (n && fwrite(p, 1, n, w->f) != n) w->err = HEAPTAPE_E_IO;
+  w->off += n;
+}
+
+/* One packet: head, then body compressed when that is smaller. */
+static void sealw_packet(HtSealW *w, unsigned kind, uint64_t seq0, uint64_t seq1,
+                         uint64_t ts0, uint32_t nev, const uint8_t *body, size_t len)
+{
+  if (w->err) return;
+  const uint8_t *b = body;
+  size_t blen = len;
+  unsigned flags = 0;
+  size_t bound = ZSTD_compressBound(len);
+  if (len > 64 && !ht_grow(&w->z.p, &w->z.cap, bound, 1)) {
+    size_t zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, body, len, 3);
+    if (!ZSTD_isError(zn) && zn < len) { b = w->z.p; blen = zn; flags = HT_PF_ZSTD; }
+  }
+  uint8_t h[HT_PHEAD_SIZE], *p = h;
+  p = ht_wmem(p, HT_PMAGIC, 4);
+  *p++ = (uint8_t)kind;
+  *p++ = (uint8_t)flags;
+  *p++ = 0; *p++ = 0;
+  p = ht_wu32(p, (uint32_t)blen);
+  p = ht_wu32(p, (uint32_t)len);
+  p = ht_wu32(p, w->pid);
+  p = ht_wu32(p, 0);
+  p = ht_wu64(p, seq0);
+  p = ht_wu64(p, seq1);
+  p = ht_wu64(p, ts0);
+  p = ht_wu32(p, nev);
+  uLong crc = crc32(0, h, HT_PHEAD_SIZE - 4);
+  crc = crc32(crc, b, (uInt)blen);
+  ht_wu32(p, (uint32_t)crc);
+  sealw_out(w, h, sizeof(h));
+  sealw_out(w, b, blen);
+}
+
+/* -- Blocks --------------------------------------------------------------- */
+
+/* Write the block being filled and start the next. */
+static void sealw_flush(HtSealW *w)
+{
+  if (!w->nev) return;
+  Col *b = &w->body;
+  b->n = 0;
+  col_uleb(w, b, w->a0);
+  col_uleb(w, b, w->first_seq);
+  for (int i = 0; i < HT_SC_COUNT; i++) {
+    col_uleb(w, b, w->col[i].n);
+    col_mem(w, b, w->col[i].p, w->col[i].n);
+    w->col[i].n = 0;
+  }
+  if (b->n > HT_PACKET_MAX) w->err = HEAPTAPE_E_NOMEM;  /* never with HT_SEAL_BLOCK */
+  col_uleb(w, &w->index, w->seq0);
+  col_uleb(w, &w->index, w->ts0);
+  col_uleb(w, &w->index, w->off);
+  col_uleb(w, &w->index, w->nev);
+  col_uleb(w, &w->index, w->a0);
+  sealw_packet(w, HT_P_SEVENTS, w->seq0, w->seq1, w->ts0, w->nev, b->p, b->n);
+  w->nev = 0;
+}
+
+/* Add one event. */
+void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
+{
+  if (!w->nev) {
+    w->seq0 = w->seq1 = ev->seq;
+    w->ts0 = ev->ts;
+    w->a0 = w->nallocs;
+    w->prev_seq = ev->seq - 1;
+    w->first_seq = ev->seq;
+    w->prev_ts = ev->ts;
+    w->prev_tid = w->prev_stack = w->prev_addr = 0;
+  }
+  Col *c = w->col;
+  uint8_t type = ev->type;
+  if (ev->type == HT_EV_ALLOC && back) type |= HT_SC_DUP;
+  col_mem(w, &c[HT_SC_TYPE], &type, 1);
+  col_uleb(w, &c[HT_SC_SEQ], ht_zigzag((int64_t)(ev->seq - w->prev_seq - 1)));
+  col_uleb(w, &c[HT_SC_TIME], ev->ts - w->prev_ts);
+  col_uleb(w, &c[HT_SC_TID], ht_zigzag((int64_t)(ev->tid - w->prev_tid)));
+  w->prev_seq = ev->seq;
+  w->prev_ts = ev->ts;
+  w->prev_tid = ev->tid;
+  switch (ev->type) {
+  case HT_EV_ALLOC:
+    col_mem(w, &c[HT_SC_KIND], &ev->kind, 1);
+    col_uleb(w, &c[HT_SC_SIZE], ev->size);
+    col_uleb(w, &c[HT_SC_WEIGHT], ht_zigzag((int64_t)(ev->weight - ev->size)));
+    if (HT_K_HAS_ALIGN(ev->kind)) col_uleb(w, &c[HT_SC_ALIGN], ev->align);
+    col_uleb(w, &c[HT_SC_STACK], ht_zigzag((int64_t)(ev->stack - w->prev_stack)));
+    col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
+    w->prev_stack = ev->stack;
+    w->prev_addr = ev->addr;
+    if (back) col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
+    w->nallocs++;
+    break;
+  case HT_EV_FREE:
+    col_mem(w, &c[HT_SC_KIND], &ev->kind, 1);
+    if (HT_K_HAS_SIZE(ev->kind)) col_uleb(w, &c[HT_SC_SIZE], ev->size);
+    col_uleb(w, &c[HT_SC_BACK], back ? w->nallocs - (back - 1) : 0);
+    if (!back) {
+      col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
+      w->prev_addr = ev->addr;
+    }
+    break;
+  case HT_EV_RSS:
+  case HT_EV_LOST:
+    col_uleb(w, &c[HT_SC_SIZE], ev->size);
+    break;
+  case HT_EV_THREAD:
+  case HT_EV_MARK:
+    col_uleb(w, &c[HT_SC_BLOB], ev->len);
+    col_mem(w, &c[HT_SC_BLOB], ev->str, ev->len);
+    break;
+  case HT_EV_MODULE:
+  case HT_EV_UNLOAD:
+    col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
+    w->prev_addr = ev->addr;
+    col_uleb(w, &c[HT_SC_BLOB], ev->len);
+    col_mem(w, &c[HT_SC_BLOB], ev->str, ev->len);
+    col_uleb(w, &c[HT_SC_BLOB], ev->build_id_len);
+    col_mem(w, &c[HT_SC_BLOB], ev->build_id, ev->build_id_len);
+    col_uleb(w, &c[HT_SC_BLOB], ev->nseg);
+    for (size_t i = 0; i < ev->nseg; i++) {
+      col_uleb(w, &c[HT_SC_BLOB], ev->segs[i].vaddr);
+      col_uleb(w, &c[HT_SC_BLOB], ev->segs[i].memsz);
+      col_uleb(w, &c[HT_SC_BLOB], ev->segs[i].prot);
+    }
+    break;
+  default:
+    break;
+  }
+  /* A damaged journal may repeat a sequence number; the range covers all. */
+  if (ev->seq < w->seq0) w->seq0 = ev->seq;
+  if (ev->seq > w->seq1) w->seq1 = ev->seq;
+  if (++w->nev == HT_SEAL_BLOCK) sealw_flush(w);
+}
+
+/* -- Whole tape ----------------------------------------------------------- */
+
+/* Start a sealed tape. */
+HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
+{
+  HtSealW *w = calloc(1, sizeof(*w));
+  if (!w || !(w->zc = ZSTD_createCCtx())) { free(w); return NULL; }
+  w->f = f;
+  w->pid = ht_reader_header(r)->pid;
+  size_t hlen;
+  const uint8_t *d = ht_reader_bytes(r, &hlen);
+  uint8_t *h = malloc(hlen);
+  if (!h) { ZSTD_freeCCtx(w->zc); free(w); return NULL; }
+  memcpy(h, d, hlen);
+  unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
+  h[8] = HT_VERSION_SEALED; h[9] = 0;
+  h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
+  ht_wu32(h + hlen - 4, (uint32_t)crc32(0, h, (uInt)(hlen - 4)));
+  sealw_out(w, h, hlen);
+  free(h);
+  size_t n;
+  const uint8_t *pk;
+  for (size_t i = 0; (pk = ht_reader_dict_packet(r, i, &n)); i++) sealw_out(w, pk, n);
+  return w;
+}
+
+/* The last block, META, STACKS and INDEX. */
+int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t nops,
+                    uint64_t unresolved)
+{
+  sealw_flush(w);
+  const HtReadStats *st = ht_reader_stats(r);
+  Col m = {0}, f = {0};
+  uint64_t dmg[] = {st->damaged, st->damaged_bytes, st->truncated_bytes, st->foreign,
+                    st->lost, (uint64_t)st->has_trailer, st->trailer_events,
+                    st->trailer_status + 1, st->end_ns, st->first_error_off + 1};
+  for (size_t i = 0; i < HT_COUNTOF(dmg); i++) col_uleb(w, &f, dmg[i]);
+  size_t elen = strnlen(st->first_error, sizeof(st->first_error));
+  col_uleb(w, &f, elen);
+  col_mem(w, &f, st->first_error, elen);
+  col_uleb(w, &m, HT_M_DAMAGE); col_uleb(w, &m, f.n); col_mem(w, &m, f.p, f.n);
+  f.n = 0;
+  col_uleb(w, &f, st->events); col_uleb(w, &f, nallocs); col_uleb(w, &f, nops);
+  col_uleb(w, &f, unresolved);
+  col_uleb(w, &m, HT_M_COUNTS); col_uleb(w, &m, f.n); col_mem(w, &m, f.p, f.n);
+  f.n = 0;
+  col_uleb(w, &f, st->file_bytes); col_uleb(w, &f, st->packets);
+  col_uleb(w, &f, st->event_packets);
+  col_uleb(w, &m, HT_M_JOURNAL); col_uleb(w, &m, f.n); col_mem(w, &m, f.p, f.n);
+  sealw_packet(w, HT_P_META, 0, 0, 0, 0, m.p, m.n);
+  /* Stack nodes, in id order (a reader interning them gets the same ids),
+  ** 65536 to a packet. */
+  uint32_t n = ht_reader_stack_count(r);
+  for (uint32_t first = 1; first <= n || first == 1; first += 65536) {
+    uint32_t k = n - first + 1 < 65536 ? n - first + 1 : 65536;
+    if (n == 0) k = 0;
+    m.n = 0;
+    col_uleb(w, &m, first);
+    col_uleb(w, &m, k);
+    uint64_t prev = 0;
+    for (uint32_t id = first; id < first + k; id++) {
+      uint64_t fr = ht_reader_stack_frame(r, id);
+      col_uleb(w, &m, id - ht_reader_stack_parent(r, id));
+      col_uleb(w, &m, ht_zigzag((int64_t)(fr - prev)));
+      prev = fr;
+    }
+    sealw_packet(w, HT_P_STACKS, 0, 0, 0, k, m.p, m.n);
+    if (n == 0) break;
+  }
+  sealw_packet(w, HT_P_INDEX, 0, 0, 0, 0, w->index.p, w->index.n);
+  int rc = w->err;
+  free(m.p); free(f.p);
+  for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
+  free(w->body.p); free(w->z.p); free(w->index.p);
+  ZSTD_freeCCtx(w->zc);
+  free(w);
+  return rc;
+}

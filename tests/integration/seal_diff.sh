@@ -1,0 +1,67 @@
+#!/bin/sh
+# heaptape -- sealed tapes answer as their journals do: for tapes of C, C++
+# (threads), python3, sqlite3, perl, lua5.4, luajit (Lua profiler and
+# --lua=native), sampled, truncated and SIGKILLed runs, every analysis gives
+# the same output from `heaptape seal`'s tape as from the journal; sealing
+# twice changes nothing.
+. "$(dirname "$0")/viz_common.inc"
+LIBHT="$HT_BUILD/libheaptape.so"
+
+# rec NAME [OPTIONS] -- CMD...: record with `heaptape record` into NAME.tape.
+rec() { n=$1; shift; "$HEAPTAPE" record -o "$TMP/$n.tape" "$@" >/dev/null 2>&1; }
+has() { command -v "$1" >/dev/null 2>&1; }
+
+rec c -- "$HT_BUILD/progs/viz_grow" 0.2
+rec cxx -- "$HT_BUILD/progs/hard_threads"
+rec sampled --sample 4096 -- "$HT_BUILD/progs/viz_grow" 0.2
+has python3 && PYTHONMALLOC=malloc rec python -- python3 -c 'import json; x=[json.dumps({"a": i}) for i in range(30000)]; del x[::2]'
+has sqlite3 && rec sqlite -- sqlite3 :memory: 'create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<5000) insert into t select x, hex(randomblob(x%200)) from c; select count(*) from t;'
+has perl && rec perl -- perl -e 'my %h; $h{$_ % 100} .= "ab$_" for 1..20000; print scalar(keys %h), "\n"'
+has lua5.4 && rec lua -- lua5.4 -e 'local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end'
+has luajit && rec luajit --lua -- luajit -e 'local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end t=nil collectgarbage()'
+has lua5.4 && rec luanative --lua=native -- lua5.4 -e 'local t={} for i=1,20000 do t[i]={i} end t=nil collectgarbage()'
+# A run killed by SIGKILL: a journal without trailer, symbolised by neither.
+(env LD_PRELOAD="$LIBHT" HEAPTAPE_OUTPUT="$TMP/killed.tape" "$HT_BUILD/progs/viz_grow" 5 >/dev/null 2>&1 &
+ p=$!; sleep 0.4; kill -9 $p; wait $p) 2>/dev/null
+# A journal cut in the middle of a packet.
+sz=$(wc -c < "$TMP/c.tape"); head -c $((sz * 2 / 3)) "$TMP/c.tape" > "$TMP/cut.tape"
+cp "$DATA/rep_trunc.tape" "$DATA/rep_sampled.tape" "$DATA/rep_lua.tape" "$TMP/"
+
+mkdir "$TMP/j" "$TMP/s"
+# Outputs of every analysis of tape.tape in directory $1, into $1/out.
+analyse() {
+  (cd "$1" && {
+    for a in "" --json --memprof --leaks --peak --temporary --by-stack "--json --paths"; do
+      echo "== report $a"; "$HEAPTAPE" report $a tape.tape 2>&1
+    done
+    d=$("$HEAPTAPE" stats tape.tape 2>/dev/null | awk '/duration/ {print $2}')
+    for f in 0.1 0.5 0.9; do
+      t=$(awk -v d="$d" -v f=$f 'BEGIN {printf "%.6f", d * f}')
+      echo "== report --at $t"; "$HEAPTAPE" report --at "$t" tape.tape 2>&1
+    done
+    echo "== stats"; "$HEAPTAPE" stats tape.tape 2>&1 | grep -v -e 'format version' -e '^  file ' -e '^  events '
+    for m in alloc inuse peak leaks temporary; do
+      echo "== folded $m"; "$HEAPTAPE" flamegraph --folded --metric $m tape.tape 2>&1
+    done
+    echo "== ops"; "$HEAPTAPE" ops tape.tape 2>&1
+    echo "== lifetimes"; "$HEAPTAPE" lifetimes --by-site --json tape.tape 2>&1
+    echo "== heapmap"; "$HEAPTAPE" heapmap -o map.png tape.tape 2>&1; cksum < map.png
+    echo "== pprof"; "$HEAPTAPE" pprof -o p.pb.gz tape.tape 2>&1
+    go tool pprof -raw p.pb.gz 2>/dev/null | sed -n '/^Samples:/,$p'
+  } > out 2>&1)
+}
+for t in "$TMP"/*.tape; do
+  n=$(basename "$t" .tape)
+  cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
+  "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
+  ok "$n: sealed (version 2)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   2'"
+  cp "$TMP/s/tape.tape" "$TMP/once"
+  "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
+  ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"
+  # The killed run's journal gets the symbols sealing adds to it.
+  [ "$n" = killed ] && "$HEAPTAPE" symbolize "$TMP/j/tape.tape" >/dev/null 2>&1
+  analyse "$TMP/j"; analyse "$TMP/s"
+  ok "$n: every analysis the same from the sealed tape" cmp -s "$TMP/j/out" "$TMP/s/out"
+  cmp -s "$TMP/j/out" "$TMP/s/out" || diff "$TMP/j/out" "$TMP/s/out" | head -n 10
+done
+finish
