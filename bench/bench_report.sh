@@ -48,6 +48,7 @@ measure() {
 
 echo "| workload | allocation calls | tape events | heaptape report | heaptrack_print | speed-up | RSS heaptape / heaptrack_print |"
 echo "|---|---|---|---|---|---|---|"
+SEALROWS=""
 for w in $WORKLOADS churn; do
   "wl_$w" "$HT" record -o "$W/$w.tape" -- > /dev/null 2>&1
   "wl_$w" heaptrack -o "$W/$w.ht" > /dev/null 2>&1 || true
@@ -61,9 +62,28 @@ for w in $WORKLOADS churn; do
     set -- $(measure heaptrack_print "$htfile"); ts="$ts $1"; tr="$tr $2"
     i=$((i + 1))
   done
+  # Sealing (issue 12): its rate, the sealed size, report on the sealed tape.
+  cp "$W/$w.tape" "$W/$w.sealed"
+  /usr/bin/time -f '%e %U %S %M' -o "$W/stime" "$HT" seal "$W/$w.sealed" 2>/dev/null
+  ss="" sr=""
+  i=0
+  while [ $i -lt "$RUNS" ]; do
+    set -- $(measure "$HT" report "$W/$w.sealed"); ss="$ss $1"; sr="$sr $2"
+    i=$((i + 1))
+  done
+  SEALROWS="$SEALROWS$(awk -v w="$w" -v c="$calls" -v e="$ev" -v jb="$(wc -c < "$W/$w.tape")" \
+    -v sb="$(wc -c < "$W/$w.sealed")" -v hb="$(wc -c < "$htfile")" -v s="$(median $ss)" \
+    -v srss="$(median $sr)" -v h0="$(median $hs)" "$(cat "$W/stime")" \
+    'BEGIN { split(ARGV[1], st, " "); ARGV[1] = ""
+      printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%.2fx the journal), %d MiB |\\n",
+        w, st[1], st[2] + st[3], e / (st[2] + st[3]) / 1e6, st[4] / 1024, jb / c, sb / c, hb / c, s, h0 / s, srss }')"
   h=$(median $hs); t=$(median $ts)
   awk -v w="$w" -v c="$calls" -v e="$ev" -v h="$h" -v t="$t" -v hr="$(median $hr)" -v tr="$(median $tr)" \
     'BEGIN { printf "| %s | %s | %s | %.2f s (%.1f M events/s) | %.2f s | %.2fx | %d / %d MiB |\n", w, c, e, h, e / h / 1e6, t, t / h, hr, tr }'
-  rm -f "$W/$w.tape" "$W/$w".ht*
+  rm -f "$W/$w.tape" "$W/$w.sealed" "$W/$w".ht*
 done
 echo "(CPU seconds, user + sys, median of $RUNS runs)"
+echo
+echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape |"
+echo "|---|---|---|---|---|---|"
+printf "$SEALROWS"
