@@ -11,9 +11,10 @@
 #include "../base/options.h"
 
 /*
-** The recorder's files, each using only those above it (src/README.md):
-**   recdef.h   log.c arena.c clock.c sigmask.c options.c    primitives
-**   sampler.c bufpool.c unwind_*.c                          hot path's helpers
+** The recorder's files, each calling only files named before it
+** (src/README.md; tests/integration/record_layers.sh checks the order):
+**   log.c arena.c clock.c sigmask.c options.c               primitives (here)
+**   sampler.c bufpool.c unwind_fp.c unwind_libunwind.c      hot path's helpers
 **   record.c                                                hot path
 **   maps.c tapefile.c                                       module map, tape file
 **   tape.c                                                  writer thread, start/stop
