@@ -61,7 +61,6 @@ static void env_path(char *out, size_t cap, const char *tmpl, const char *prog,
 /* Remove libheaptape.so from LD_PRELOAD in our own environment, in place. */
 void ht_env_unpreload(void)
 {
-  extern char **environ;
   for (char **e = environ; e && *e; e++) {
     if (strncmp(*e, "LD_PRELOAD=", 11)) continue;
     char *r = *e + 11, *w = r;
@@ -135,7 +134,6 @@ void ht_env_report_child(void)
 ** before main (bash) copies the mark; else through libc's own setenv. */
 static void env_mark_traced(void)
 {
-  extern char **environ;
   char pid[24];
   *env_utoa(pid, (uint64_t)getpid()) = 0;
   for (char **e = environ; e && *e; e++)

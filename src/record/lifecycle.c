@@ -142,7 +142,6 @@ static void lifecycle_setup(void)
 /* Set up and start ahead of the constructor; 1 if now recording. */
 int ht_lifecycle_early(void)
 {
-  extern char **environ;
   if (ht_guard || !environ) return 0;
   lifecycle_setup();
   return ht_record_on();

@@ -1,6 +1,7 @@
 /* heaptape -- the recorder's options: HEAPTAPE_* read from environ through the
 ** one table (src/base/options.h), without allocating; bad values warn once. */
 #include <string.h>
+#include <unistd.h>                    /* environ */
 
 #include "recdef.h"
 #include "../format/format.h"
@@ -22,7 +23,6 @@ HtOptions ht_opt = { HT_OPTIONS(OPT_INIT) };
 ** (bash does, answering from tables it has not built before main). */
 const char *ht_getenv(const char *name)
 {
-  extern char **environ;
   size_t n = strlen(name);
   for (char **e = environ; e && *e; e++)
     if (!strncmp(*e, name, n) && (*e)[n] == '=') return *e + n + 1;

@@ -31,6 +31,7 @@ extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 extern void *__libc_valloc(size_t n);
 extern void *__libc_pvalloc(size_t n);
+extern void *__libc_stack_end;    /* ld.so: the initial stack pointer */
 
 #define HT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define HT_BUFBODY (64u << 10)    /* per-thread packet body */

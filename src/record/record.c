@@ -158,7 +158,6 @@ static void rec_flush(HtStream *s, void *ctx)
   ht_stream_reset(s);
 }
 
-extern void *__libc_stack_end;        /* ld.so: the initial stack pointer */
 static uintptr_t rec_stack_size;      /* bound of a thread's stack size (setup) */
 
 /*
