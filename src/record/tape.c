@@ -271,7 +271,6 @@ fail:
   return rc;
 }
 
-/* Start a session writing to sink, of the given mode. */
 /* The process's arguments, NULs between them, as the kernel keeps them;
 ** its length (0 when unreadable). */
 static size_t tape_cmdline(char *buf, size_t cap)
@@ -284,6 +283,7 @@ static size_t tape_cmdline(char *buf, size_t cap)
   return (size_t)n;
 }
 
+/* Start a session writing to sink, of the given mode. */
 int ht_tape_start(HtSink sink, void *arg, int (*on_stop)(void *),
                   const HtTapeInfo *info, int native, int mode)
 {
