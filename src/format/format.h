@@ -75,13 +75,17 @@
 ** sequence number of its first event. Columns
 ** (HT_SC_*), each value present only for the events named:
 **   TYPE  u8 every event: HT_EV_* | HT_SC_DUP (an ALLOC over a live block)
+**         | HT_SC_REUSE (an ALLOC at a recently freed address)
 **   KIND  u8 ALLOC, FREE   SEQ zigzag every event: seq - prev - 1 (prev = s0 - 1)
 **   TIME  uleb every event: ts - prev (prev = ts0)
 **   TID   zigzag every event: tid - prev (prev = 0)
 **   SIZE  uleb ALLOC, sized FREE, RSS, LOST
 **   WEIGHT zigzag ALLOC: weight - size    ALIGN uleb ALLOC of aligned kinds
 **   STACK zigzag ALLOC: global stack id - prev (prev = 0)
-**   ADDR  zigzag ALLOC, unresolved FREE, MODULE, UNLOAD: addr - prev
+**   ADDR  ALLOC with HT_SC_REUSE: k, its address is the k-th latest freed
+**         address the block knows (k < HT_SEAL_REUSE); other ALLOCs,
+**         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev). Freed addresses a block knows: unresolved
+**         FREEs' and those of blocks allocated in the same block, in order.
 **   BACK  uleb FREE: 0 unresolved, else allocations before it - index of
 **         the block it releases; ALLOC with HT_SC_DUP: the same for the
 **         live block its address drops
@@ -183,7 +187,10 @@ enum {
   HT_SC_ALIGN, HT_SC_STACK, HT_SC_ADDR, HT_SC_BACK, HT_SC_BLOB, HT_SC_COUNT
 };
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
+#define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
 #define HT_SEAL_BLOCK 65536    /* events per sealed block */
+#define HT_SEAL_FRING 4096     /* freed addresses a block remembers (a power of 2) */
+#define HT_SEAL_REUSE 64       /* of which an ALLOC may name the latest these */
 
 /* META fields: the journal's reading, as its reader ended it. */
 enum {

@@ -140,6 +140,10 @@ typedef struct SealCur {
   uint64_t seq0, seq1;       /* sequence range the packet announces */
   uint64_t off;              /* the packet's offset (damage messages) */
   HtSegment segs[64];        /* MODULE segments */
+  uint64_t a0;               /* allocation index of the block's first ALLOC */
+  uint64_t nf;               /* freed addresses written to fring */
+  uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
+  uint64_t aaddr[HT_SEAL_BLOCK]; /* addresses of the block's ALLOCs */
 } SealCur;
 
 /* Note the first damage: its offset and a description. */
@@ -1021,7 +1025,7 @@ static int seal_open(HtReader *r)
     }
     if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
     c->left = pk->nev;
-    c->nallocs = a0;
+    c->nallocs = c->a0 = a0;
     c->seq = s0 - 1;
     c->seq0 = pk->seq0;
     c->seq1 = pk->seq1;
@@ -1044,7 +1048,7 @@ static int seal_event(HtReader *r, HtEvent *ev)
   SC_BYTE(HT_SC_TYPE, type);
   memset(ev, 0, sizeof(*ev));
   ev->pid = r->hdr.pid;
-  ev->type = (uint8_t)(type & ~HT_SC_DUP);
+  ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE));
   SC_ULEB(HT_SC_SEQ, v);
   ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
   if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
@@ -1066,7 +1070,13 @@ static int seal_event(HtReader *r, HtEvent *ev)
     if (c->stack >= r->nnodes) goto bad;
     ev->stack = (uint32_t)c->stack;
     SC_ULEB(HT_SC_ADDR, v);
-    ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+    if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
+      if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
+      c->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
+    } else c->addr += (uint64_t)ht_unzigzag(v);
+    ev->addr = c->addr;
+    if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
+    c->aaddr[c->nallocs - c->a0] = c->addr;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
@@ -1081,10 +1091,14 @@ static int seal_event(HtReader *r, HtEvent *ev)
     if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
     SC_ULEB(HT_SC_BACK, v);
     if (v > c->nallocs) goto bad;
-    if (v) ev->back = c->nallocs - v + 1;
-    else {
+    if (v) {
+      ev->back = c->nallocs - v + 1;
+      if (ev->back - 1 >= c->a0)  /* allocated in this block: its address is known */
+        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = c->aaddr[ev->back - 1 - c->a0];
+    } else {
       SC_ULEB(HT_SC_ADDR, v);
       ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
     }
     break;
   case HT_EV_RSS:

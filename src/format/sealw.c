@@ -30,6 +30,9 @@ struct HtSealW {
   uint64_t nallocs;          /* allocations so far */
   uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr; /* deltas */
   ZSTD_CCtx *zc;             /* compressor */
+  uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
+  uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
+  uint64_t nf;               /* of which written */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
@@ -133,6 +136,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     w->first_seq = ev->seq;
     w->prev_ts = ev->ts;
     w->prev_tid = w->prev_stack = w->prev_addr = 0;
+    w->nf = 0;
   }
   Col *c = w->col;
   uint8_t type = ev->type;
@@ -151,9 +155,18 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     col_uleb(w, &c[HT_SC_WEIGHT], ht_zigzag((int64_t)(ev->weight - ev->size)));
     if (HT_K_HAS_ALIGN(ev->kind)) col_uleb(w, &c[HT_SC_ALIGN], ev->align);
     col_uleb(w, &c[HT_SC_STACK], ht_zigzag((int64_t)(ev->stack - w->prev_stack)));
-    col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
     w->prev_stack = ev->stack;
-    w->prev_addr = ev->addr;
+    {  /* allocators hand freed addresses out again: name a recent one */
+      uint64_t k = 0;
+      while (k < HT_SEAL_REUSE && k < w->nf &&
+             w->fring[(w->nf - 1 - k) & (HT_SEAL_FRING - 1)] != ev->addr) k++;
+      if (k < HT_SEAL_REUSE && k < w->nf && !w->err) {
+        c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_REUSE;
+        col_uleb(w, &c[HT_SC_ADDR], k);
+      } else col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
+      w->prev_addr = ev->addr;
+      w->aaddr[w->nallocs - w->a0] = ev->addr;
+    }
     if (back) col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
     w->nallocs++;
     break;
@@ -164,6 +177,9 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     if (!back) {
       col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
       w->prev_addr = ev->addr;
+      w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
+    } else if (back - 1 >= w->a0) {  /* allocated in this block: its address is known */
+      w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = w->aaddr[back - 1 - w->a0];
     }
     break;
   case HT_EV_RSS:
@@ -205,13 +221,15 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
 HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
 {
   HtSealW *w = calloc(1, sizeof(*w));
-  if (!w || !(w->zc = ZSTD_createCCtx())) { free(w); return NULL; }
+  if (!w) return NULL;
+  w->aaddr = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
+  if (!w->aaddr || !(w->zc = ZSTD_createCCtx())) { free(w->aaddr); free(w); return NULL; }
   w->f = f;
   w->pid = ht_reader_header(r)->pid;
   size_t hlen;
   const uint8_t *d = ht_reader_bytes(r, &hlen);
   uint8_t *h = malloc(hlen);
-  if (!h) { ZSTD_freeCCtx(w->zc); free(w); return NULL; }
+  if (!h) { ZSTD_freeCCtx(w->zc); free(w->aaddr); free(w); return NULL; }
   memcpy(h, d, hlen);
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   h[8] = HT_VERSION_SEALED; h[9] = 0;
@@ -274,6 +292,7 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
   for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
   free(w->body.p); free(w->z.p); free(w->index.p);
   ZSTD_freeCCtx(w->zc);
+  free(w->aaddr);
   free(w);
   return rc;
 }
