@@ -76,6 +76,7 @@
 ** (HT_SC_*), each value present only for the events named:
 **   TYPE  u8 every event: HT_EV_* | HT_SC_DUP (an ALLOC over a live block)
 **         | HT_SC_REUSE (an ALLOC at a recently freed address)
+**         | HT_SC_REL (a FREE named after the previous one, 0x40 too)
 **   KIND  u8 ALLOC, FREE   SEQ zigzag every event: seq - prev - 1 (prev = s0 - 1)
 **   TIME  uleb every event: ts - prev (prev = ts0)
 **   TID   zigzag every event: tid - prev (prev = 0)
@@ -84,11 +85,14 @@
 **   STACK zigzag ALLOC: global stack id - prev (prev = 0)
 **   ADDR  ALLOC with HT_SC_REUSE: k, its address is the k-th latest freed
 **         address the block knows (k < HT_SEAL_REUSE); other ALLOCs,
-**         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev). Freed addresses a block knows: unresolved
+**         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev), prev the
+**         last address of this column, + ht_seal_chunk(size) if an ALLOC's. Freed addresses a block knows: unresolved
 **         FREEs' and those of blocks allocated in the same block, in order.
 **   BACK  uleb FREE: 0 unresolved, else allocations before it - index of
-**         the block it releases; ALLOC with HT_SC_DUP: the same for the
-**         live block its address drops
+**         the block it releases; FREE with HT_SC_REL: zigzag(index - last
+**         - 1), last the index the block's previous resolved FREE released
+**         (0 at the block's start); ALLOC with HT_SC_DUP: allocations
+**         before it - index of the live block its address drops
 **   BLOB  THREAD, MARK: len bytes; MODULE, UNLOAD: len path len bid nseg seg*
 */
 
@@ -188,7 +192,14 @@ enum {
 };
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
 #define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
+#define HT_SC_REL   0x40       /* TYPE: the FREE's BACK is relative to the last freed */
 #define HT_SEAL_BLOCK 65536    /* events per sealed block */
+/* The address the ADDR column predicts after an ALLOC of size bytes at a:
+** a + ht_seal_chunk(size), where glibc carves the next chunk from the top. */
+HT_INLINE uint64_t ht_seal_chunk(uint64_t size)
+{
+  return size < 25 ? 32 : (size + 8 + 15) & ~(uint64_t)15;
+}
 #define HT_SEAL_FRING 4096     /* freed addresses a block remembers (a power of 2) */
 #define HT_SEAL_REUSE 64       /* of which an ALLOC may name the latest these */
 

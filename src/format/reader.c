@@ -141,6 +141,7 @@ typedef struct SealCur {
   uint64_t off;              /* the packet's offset (damage messages) */
   HtSegment segs[64];        /* MODULE segments */
   uint64_t a0;               /* allocation index of the block's first ALLOC */
+  uint64_t last_freed;       /* allocation index the last resolved FREE released */
   uint64_t nf;               /* freed addresses written to fring */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
   uint64_t aaddr[HT_SEAL_BLOCK]; /* addresses of the block's ALLOCs */
@@ -1049,6 +1050,7 @@ static int seal_event(HtReader *r, HtEvent *ev)
   memset(ev, 0, sizeof(*ev));
   ev->pid = r->hdr.pid;
   ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE));
+  if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
   SC_ULEB(HT_SC_SEQ, v);
   ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
   if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
@@ -1075,8 +1077,9 @@ static int seal_event(HtReader *r, HtEvent *ev)
       c->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
     } else c->addr += (uint64_t)ht_unzigzag(v);
     ev->addr = c->addr;
+    c->addr += ht_seal_chunk(ev->size);  /* where the next block is predicted */
     if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
-    c->aaddr[c->nallocs - c->a0] = c->addr;
+    c->aaddr[c->nallocs - c->a0] = ev->addr;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
@@ -1090,9 +1093,15 @@ static int seal_event(HtReader *r, HtEvent *ev)
     ev->kind = (uint8_t)kind;
     if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
     SC_ULEB(HT_SC_BACK, v);
+    if (type & HT_SC_REL) {  /* named after the block the last FREE released */
+      uint64_t idx = c->last_freed + 1 + (uint64_t)ht_unzigzag(v);
+      if (idx >= c->nallocs) goto bad;
+      v = c->nallocs - idx;
+    }
     if (v > c->nallocs) goto bad;
     if (v) {
       ev->back = c->nallocs - v + 1;
+      c->last_freed = ev->back - 1;
       if (ev->back - 1 >= c->a0)  /* allocated in this block: its address is known */
         c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = c->aaddr[ev->back - 1 - c->a0];
     } else {

@@ -33,6 +33,7 @@ struct HtSealW {
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
+  uint64_t last_freed;       /* allocation index the last resolved FREE released */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
@@ -125,6 +126,12 @@ static void sealw_flush(HtSealW *w)
   w->nev = 0;
 }
 
+/* Remember a freed address the reader knows too. */
+static void sealw_freed(HtSealW *w, uint64_t addr)
+{
+  w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = addr;
+}
+
 /* Add one event. */
 void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
 {
@@ -136,7 +143,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     w->first_seq = ev->seq;
     w->prev_ts = ev->ts;
     w->prev_tid = w->prev_stack = w->prev_addr = 0;
-    w->nf = 0;
+    w->nf = w->last_freed = 0;
   }
   Col *c = w->col;
   uint8_t type = ev->type;
@@ -164,7 +171,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_REUSE;
         col_uleb(w, &c[HT_SC_ADDR], k);
       } else col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
-      w->prev_addr = ev->addr;
+      w->prev_addr = ev->addr + ht_seal_chunk(ev->size);
       w->aaddr[w->nallocs - w->a0] = ev->addr;
     }
     if (back) col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
@@ -173,13 +180,21 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
   case HT_EV_FREE:
     col_mem(w, &c[HT_SC_KIND], &ev->kind, 1);
     if (HT_K_HAS_SIZE(ev->kind)) col_uleb(w, &c[HT_SC_SIZE], ev->size);
-    col_uleb(w, &c[HT_SC_BACK], back ? w->nallocs - (back - 1) : 0);
+    if (back) {  /* the smaller of: allocations since, or index after the last freed */
+      uint64_t since = w->nallocs - (back - 1);
+      uint64_t rel = ht_zigzag((int64_t)(back - 1 - w->last_freed - 1));
+      if (rel < since && !w->err) {
+        c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_REL;
+        col_uleb(w, &c[HT_SC_BACK], rel);
+      } else col_uleb(w, &c[HT_SC_BACK], since);
+      w->last_freed = back - 1;
+    } else col_uleb(w, &c[HT_SC_BACK], 0);
     if (!back) {
       col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
       w->prev_addr = ev->addr;
-      w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
+      sealw_freed(w, ev->addr);
     } else if (back - 1 >= w->a0) {  /* allocated in this block: its address is known */
-      w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = w->aaddr[back - 1 - w->a0];
+      sealw_freed(w, w->aaddr[back - 1 - w->a0]);
     }
     break;
   case HT_EV_RSS:
