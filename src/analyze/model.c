@@ -342,7 +342,7 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   m->next_snap = m->o.snap_ns;
   ht_timeline_init(&m->tl);
   ht_resolve_init(&m->rs);
-  m->rs.by_index = r && ht_reader_sealed(r);  /* for ht_model_event */
+  ht_resolve_lean(&m->rs, r && ht_reader_sealed(r));  /* the model needs no more */
   if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
       ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);

@@ -1,5 +1,6 @@
 /* heaptape -- the resolving pass: the one live map of addresses, turning
 ** tape events into resolved events (allocation index, block freed, op number). */
+#include <stddef.h>
 #include <string.h>
 
 #include "resolve.h"
@@ -11,7 +12,25 @@
 void ht_resolve_init(HtResolve *rs)
 {
   memset(rs, 0, sizeof(*rs));
-  ht_live_init(&rs->live, sizeof(HtBlock));
+  rs->payload = sizeof(HtBlock);
+  ht_live_init(&rs->live, rs->payload);
+}
+
+/* Bytes of HtBlock a table keeps. */
+static size_t resolve_payload(const HtResolve *rs)
+{
+  if (!rs->lean) return sizeof(HtBlock);
+  return rs->by_index ? offsetof(HtBlock, index) : offsetof(HtBlock, addr);
+}
+
+/* Keep only the first fields of HtBlock. */
+void ht_resolve_lean(HtResolve *rs, int by_index)
+{
+  rs->lean = 1;
+  rs->by_index = by_index;
+  rs->payload = resolve_payload(rs);
+  ht_live_free(&rs->live);
+  ht_live_init(&rs->live, rs->payload);
 }
 
 /* Release what rs owns. */
@@ -24,9 +43,10 @@ void ht_resolve_free(HtResolve *rs)
 /* Forget every block and count. */
 void ht_resolve_reset(HtResolve *rs)
 {
-  int by_index = rs->by_index;
+  int by_index = rs->by_index, lean = rs->lean;
   ht_resolve_free(rs);
   ht_resolve_init(rs);
+  if (lean) ht_resolve_lean(rs, by_index);
   rs->by_index = by_index;
 }
 
@@ -38,6 +58,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   out->op = HT_RES_NONE;
   out->known = out->dup = 0;
   if (ev->type == HT_EV_FREE) {
+    if (rs->lean) memset(&out->blk, 0, sizeof(out->blk));
     int found = rs->by_index ? ev->back && ht_live_del(&rs->live, ev->back - 1, &out->blk)
                              : ht_live_del(&rs->live, ht_event_block(ev), &out->blk);
     if (!found) {
@@ -46,6 +67,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     }
     out->known = 1;
     out->op = rs->nops++;
+    if (rs->lean && !rs->by_index) out->blk.addr = ev->addr;
     return;
   }
   if (ev->type != HT_EV_ALLOC) return;
@@ -57,20 +79,21 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
                        .born_op = out->op, .born_ts = ev->ts, .addr = ev->addr,
                        .stack = ev->stack,
                        .tid = ev->tid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0)};
+  if (rs->lean) memset(&out->old, 0, sizeof(out->old));
   if (rs->by_index) {  /* the sealer says which live block the address drops */
     int dropped = ev->back && ht_live_del(&rs->live, ev->back - 1, &out->old);
     b = ht_live_put(&rs->live, out->blk.index, &existed);
     existed = dropped;
   } else {
     b = ht_live_put(&rs->live, ht_event_block(ev), &existed);
-    if (b && existed) out->old = *b;
+    if (b && existed) { memcpy(&out->old, b, rs->payload); if (rs->lean) out->old.addr = ev->addr; }
   }
   if (!b) { rs->oom = 1; return; }
   if (existed) {
     out->dup = 1;
     rs->dup_allocs++;
   }
-  *b = out->blk;
+  memcpy(b, &out->blk, rs->payload);
 }
 
 /* -- Passes --------------------------------------------------------------- */
@@ -104,7 +127,10 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
                    void *ctx)
 {
   RunCtx c = {rs, fn, prefetch, ctx};
-  rs->by_index = ht_reader_sealed(r);
+  if (rs->by_index != ht_reader_sealed(r)) {  /* the key decides the payload */
+    rs->by_index = ht_reader_sealed(r);
+    if (rs->lean) ht_resolve_lean(rs, rs->by_index);
+  }
   ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;
 }
@@ -124,8 +150,10 @@ int ht_resolve_live_next(const HtResolve *rs, size_t *it, uint64_t *addr, HtBloc
   uint64_t k;
   void *v;
   if (!ht_live_next(&rs->live, it, &k, &v)) return 0;
-  (void)k;
-  memcpy(b, v, sizeof(*b));
+  memset(b, 0, sizeof(*b));
+  memcpy(b, v, rs->payload);
+  if (rs->lean && !rs->by_index)  /* the key is the address */
+    b->addr = k ^ ((b->tid & HT_BLOCK_RT) ? 1ull << 63 : 0);
   *addr = b->addr;
   return 1;
 }

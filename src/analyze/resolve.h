@@ -30,14 +30,16 @@
 
 /* A block as its allocation made it. */
 typedef struct HtBlock {
-  uint64_t index;            /* allocation index, from 0 */
+  /* What every consumer needs (a lean resolver keeps only these): */
   uint64_t size;             /* requested bytes */
   uint64_t weight;           /* bytes it stands for (size if unsampled) */
-  uint64_t born_op;          /* op number of its allocation */
-  uint64_t born_ts;          /* time of its allocation (ns since the start) */
-  uint64_t addr;             /* its address as on the tape */
   uint32_t stack;            /* allocation stack */
   uint32_t tid;              /* allocating thread, | HT_BLOCK_RT for a runtime's */
+  uint64_t addr;             /* its address as on the tape */
+  /* What the operations stream, lifetimes and heap maps need too: */
+  uint64_t index;            /* allocation index, from 0 */
+  uint64_t born_op;          /* op number of its allocation */
+  uint64_t born_ts;          /* time of its allocation (ns since the start) */
 } HtBlock;
 
 typedef struct HtResolve HtResolve;
@@ -57,6 +59,8 @@ struct HtResolve {
   HtLive live;               /* live blocks by ht_event_block(), or by index
                                 on sealed tapes: HtBlock */
   int by_index;              /* sealed tape: events name the blocks they free */
+  int lean;                  /* keep size, weight, stack, tid (and addr) only */
+  size_t payload;            /* bytes of HtBlock the table keeps per block */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
   uint64_t nops;             /* op numbers handed out */
   uint64_t unknown_frees;    /* frees of blocks not allocated on the tape */
@@ -71,6 +75,10 @@ typedef void (*HtResFn)(void *ctx, const HtRes *res);
 void ht_resolve_init(HtResolve *rs) HT_HIDDEN;
 /* Release what rs owns. */
 void ht_resolve_free(HtResolve *rs) HT_HIDDEN;
+/* Keep only the first fields of HtBlock (size, weight, stack, tid): the
+** table's slots are half as big. Blocks delivered have index, born_op and
+** born_ts 0 (and addr from the event). Call before the first event. */
+void ht_resolve_lean(HtResolve *rs, int by_index) HT_HIDDEN;
 /* Forget every block and count (for a second pass over the same tape). */
 void ht_resolve_reset(HtResolve *rs) HT_HIDDEN;
 /* Resolve one event (in tape order) into *out. */

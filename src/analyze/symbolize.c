@@ -606,6 +606,7 @@ static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum)
   SymScan sc = {.r = r, .sy = sy, .sum = sum};
   HtResolve rs;
   ht_resolve_init(&rs);
+  ht_resolve_lean(&rs, ht_reader_sealed(r));
   ht_resolve_run(&rs, r, sym_apply, NULL, &sc);
   ht_resolve_free(&rs);
 }
