@@ -73,8 +73,8 @@ for w in $WORKLOADS churn; do
   done
   SEALROWS="$SEALROWS$(awk -v w="$w" -v c="$calls" -v e="$ev" -v jb="$(wc -c < "$W/$w.tape")" \
     -v sb="$(wc -c < "$W/$w.sealed")" -v hb="$(wc -c < "$htfile")" -v s="$(median $ss)" \
-    -v srss="$(median $sr)" -v h0="$(median $hs)" "$(cat "$W/stime")" \
-    'BEGIN { split(ARGV[1], st, " "); ARGV[1] = ""
+    -v srss="$(median $sr)" -v h0="$(median $hs)" -v stime="$(cat "$W/stime")" \
+    'BEGIN { split(stime, st, " ")
       printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%.2fx the journal), %d MiB |\\n",
         w, st[1], st[2] + st[3], e / (st[2] + st[3]) / 1e6, st[4] / 1024, jb / c, sb / c, hb / c, s, h0 / s, srss }')"
   h=$(median $hs); t=$(median $ts)
