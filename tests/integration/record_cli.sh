@@ -4,24 +4,12 @@
 # Needs HEAPTAPE (the binary), HT_BUILD (build dir), HT_ROOT (repo root).
 set -u
 : "${HEAPTAPE:?set HEAPTAPE}" "${HT_BUILD:?set HT_BUILD}" "${HT_ROOT:?set HT_ROOT}"
-passed=0 failed=0
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 CHAIN="$HT_BUILD/progs/sym_chain"
 SRC="$HT_ROOT/tests/progs/sym_chain.c"
 
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-skip() { echo "skip $1: $2"; }
-
-# expect NAME WANT_EXIT STDERR_REGEX CMD...: run, compare exit status and stderr.
-expect() {
-  name=$1 want=$2 re=$3; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" != "$want" ]; then bad "$name" "exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; return; fi
-  if [ -n "$re" ] && ! grep -Eq "$re" "$tmp/err"; then bad "$name" "stderr lacks /$re/: $(head -c 300 "$tmp/err")"; return; fi
-  ok "$name"
-}
+. "$(dirname "$0")/expect.inc"
 
 # Line number of a "/* TAG */" marker in the test program's source.
 line_of() { grep -n "/\* $1 \*/" "$SRC" | cut -d: -f1; }

@@ -5,23 +5,11 @@
 # Needs HEAPTAPE (the binary), HT_BUILD (build dir), HT_ROOT (repo root).
 set -u
 : "${HEAPTAPE:?set HEAPTAPE}" "${HT_BUILD:?set HT_BUILD}" "${HT_ROOT:?set HT_ROOT}"
-passed=0 failed=0
 tmp=$(mktemp -d) || exit 1
 chmod 755 "$tmp"
 trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1${2:+: $2}"; }
-skip() { echo "skip $1: $2"; }
-
-# expect NAME WANT_EXIT STDERR_REGEX CMD...: run, compare exit status and stderr.
-expect() {
-  name=$1 want=$2 re=$3; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
-  if [ "$rc" != "$want" ]; then bad "$name" "exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; return; fi
-  if [ -n "$re" ] && ! grep -Eq "$re" "$tmp/err"; then bad "$name" "stderr lacks /$re/: $(head -c 300 "$tmp/err")"; return; fi
-  ok "$name"
-}
+. "$(dirname "$0")/expect.inc"
 # one_line NAME: stderr of the last expect is one line.
 one_line() { [ "$(wc -l <"$tmp/err")" = 1 ] && ok "$1" || bad "$1" "$(cat "$tmp/err")"; }
 
