@@ -114,6 +114,34 @@ lua-install: $(LUA_MODS)
 .PHONY: lua-install
 # -- end of the Lua modules block ---------------------------------------------
 
+# -- Python module (python/, owner: Python frontend) ---------------------------
+# `import heaptape` for CPython 3.11 (Debian's python3.11-dev):
+# $(B)/python/heaptape$(PY_EXT), and python/sitecustomize.py beside it for
+# `heaptape record --python`. The module links libheaptape.so through an
+# $ORIGIN rpath (build/ from build/python/, LIBDIR from LIBDIR/python3/
+# dist-packages), takes the C API from the interpreter and never links
+# libpython. `make python-install` copies it to $(PY_SITEDIR). See docs/PYTHON.md.
+PYTHON311 ?= /usr/bin/python3.11
+PY_INC ?= /usr/include/python3.11
+PY_EXT := $(shell $(PYTHON311) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null || echo .cpython-311-x86_64-linux-gnu.so)
+PY_MOD = $(B)/python/heaptape$(PY_EXT)
+PY_SITEDIR ?= $(LIBDIR)/python3/dist-packages
+all: $(PY_MOD) $(B)/python/sitecustomize.py
+PY_SRC = python/pyheaptape.c python/ph_stack.c
+$(PY_MOD): $(PY_SRC) python/ph.h include/heaptape.h include/heaptape_errors.h $(B)/libheaptape.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fno-strict-aliasing -I$(PY_INC) -o $@ $(PY_SRC) \
+	  -shared -fPIC -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../..' -L$(B) -lheaptape -lpthread -ldl
+$(B)/python/sitecustomize.py: python/sitecustomize.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+python-install: $(PY_MOD)
+	install -d $(DESTDIR)$(PY_SITEDIR) $(DESTDIR)$(HELPERDIR)/python
+	install -m 755 $(PY_MOD) $(DESTDIR)$(PY_SITEDIR)/heaptape$(PY_EXT)
+	install -m 644 python/sitecustomize.py $(DESTDIR)$(HELPERDIR)/python/sitecustomize.py
+.PHONY: python-install
+# -- end of the Python module block --------------------------------------------
+
 # -- Installation ------------------------------------------------------------
 # `make install` (PREFIX, DESTDIR as usual) puts in place:
 #   $(BINDIR)/heaptape              the command

@@ -22,6 +22,7 @@
 #include "../src/base/tapename.h"
 #include "../src/format/reader.h"
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
+#include "record_python.h" /* --python (cli/record_python.c) */
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
@@ -30,6 +31,7 @@ typedef struct RecOpts {
                                      ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
+  int python;                /* --python: 1 Python stacks, 2 with native frames */
 } RecOpts;
 
 /* Child being recorded; read by the signal forwarder. */
@@ -47,6 +49,9 @@ static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
   { "lua[=native]", NULL, "PROG is lua5.4 or luajit: start the heaptape Lua module "
     "before the script (LUA_INIT); =native also records the interpreter's malloc "
     "heap (docs/LUA.md)" },
+  { "python[=native]", NULL, "PROG is python3 (3.11): start the heaptape Python module "
+    "before the script (PYTHONPATH); =native interleaves native frames in the "
+    "Python stacks and records the interpreter's malloc heap (docs/PYTHON.md)" },
 };
 
 /* Print text wrapped at 78 columns, every line after the first indented by
@@ -130,7 +135,7 @@ static void record_short_usage(void)
 {
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
-        "                       [--lua[=native]] [--pprof-every SEC] -- PROG [ARGS...]\n"
+        "                       [--lua[=native]] [--python[=native]] [--pprof-every SEC] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
@@ -682,8 +687,8 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 4];
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_TABLE = 1000 };  /* + index in ht_options */
+  HtOpt opts[HT_OPTION__COUNT + 5];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -695,6 +700,7 @@ int cmd_record(int argc, char **argv)
   opts[nl++] = (HtOpt){ "--no-symbols", 0, 0, O_NO_SYMBOLS };
   opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
+  opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
   opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
@@ -709,6 +715,7 @@ int cmd_record(int argc, char **argv)
     case HT_ARG_OPERAND: first = a.i - 1; break;
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
+    case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PPROF_EVERY:
       if (ht_parse_seconds(a.val, &pprof_every_ns) || pprof_every_ns < 10000000 ||
           pprof_every_ns > 1000000000000000ull) {
@@ -783,7 +790,8 @@ int cmd_record(int argc, char **argv)
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
     if (rfd >= 0) record_report_setenv(rfd);
-    if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2))) {
+    if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
+        (!o.python || !ht_record_python_env(abs, o.python == 2))) {
       execv(path, pargv);
       e = errno;
     }

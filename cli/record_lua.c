@@ -20,7 +20,7 @@ static int rlua_cpath(const char *name, const char *fallback, const char *dir, c
 }
 
 /* Remove libheaptape from LD_PRELOAD (Lua-only recording). */
-static int rlua_unpreload(void)
+int ht_record_unpreload(void)
 {
   const char *pre = getenv("LD_PRELOAD");
   if (!pre) return 0;
@@ -61,6 +61,6 @@ int ht_record_lua_env(const char *tape, int native)
   rc |= setenv("LUA_INIT_5_4", code, 1);
   rc |= setenv("LUA_INIT", code, 1);
   rc |= setenv("HEAPTAPE_LUA_OUTPUT", tape, 1);
-  if (!native) rc |= rlua_unpreload();
+  if (!native) rc |= ht_record_unpreload();
   return rc;
 }

@@ -7,4 +7,7 @@
 ** tape; native 0 also takes libheaptape out of LD_PRELOAD. 0 on success. */
 int ht_record_lua_env(const char *tape, int native);
 
+/* Remove libheaptape from LD_PRELOAD (runtime-only recording). 0 on success. */
+int ht_record_unpreload(void);
+
 #endif

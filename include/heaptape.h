@@ -147,7 +147,9 @@ enum {
   HEAPTAPE_LOC_LUA = 1,        /* file = chunk, line = current line, aux = line defined */
   HEAPTAPE_LOC_CFUNC = 2,      /* name = symbol, aux = function address */
   HEAPTAPE_LOC_TRACE = 3,      /* aux = trace number, file/line = start */
-  HEAPTAPE_LOC_OTHER = 4
+  HEAPTAPE_LOC_OTHER = 4,
+  HEAPTAPE_LOC_PYTHON = 5      /* name = function qualname, file = filename,
+                                  line = current line, aux = first line */
 };
 
 /* Declare location id: name and file are copied (may be NULL). Returns
@@ -174,6 +176,28 @@ int heaptape_rt_free(const void *ptr);
 ** recording. */
 int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
                         const void *old_ptr, const void *new_ptr, size_t size);
+
+/* -- Mixed native and runtime stacks ------------------------------------- */
+
+/* Frame values of heaptape_rt_alloc_frames: a native return address, or a
+** declared runtime location id. */
+#define HEAPTAPE_FRAME_NATIVE(ip) ((uint64_t)(uintptr_t)(ip) << 1)
+#define HEAPTAPE_FRAME_LOC(id) ((uint64_t)(id) << 1 | 1)
+
+/* The calling thread's native return addresses, innermost first, into
+** ips[max], by the recording's unwinder (heaptape's own frames left out, at
+** most the recording's frames). Returns how many; 0 when not recording, when
+** the recording has no native stacks (HEAPTAPE_UNWIND_NONE), or when called
+** from inside the recorder. Never allocates through the traced allocator. */
+int heaptape_native_stack(uintptr_t *ips, int max);
+
+/* heaptape_rt_alloc and heaptape_rt_realloc with a stack of frame values
+** (HEAPTAPE_FRAME_*, frames[0] outermost): a runtime's locations
+** interleaved with native frames. Same returns as those calls. */
+int heaptape_rt_alloc_frames(const uint64_t *frames, size_t depth,
+                             const void *ptr, size_t size);
+int heaptape_rt_realloc_frames(const uint64_t *frames, size_t depth,
+                               const void *old_ptr, const void *new_ptr, size_t size);
 
 #ifdef __cplusplus
 }

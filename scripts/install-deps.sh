@@ -8,7 +8,8 @@ BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev
 libunwind-dev libdw-dev libelf-dev libpng-dev"
 # Frontends and allocator studies.
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
-libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler"
+libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler
+python3.11-dev"
 # Real programs the tests record, and the tools they compare against.
 # libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
 TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"

@@ -83,6 +83,9 @@ size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len)
       if (fi->func) n = snprintf(buf, len, "%s", fi->func);
       else n = snprintf(buf, len, "CFUNC 0x%" PRIx64, fi->aux);
       break;
+    case HT_L_PYTHON:
+      n = snprintf(buf, len, "%s %s", fi->func ? fi->func : "?", fl[0] ? fl : "?");
+      break;
     case HT_L_TRACE:
       n = snprintf(buf, len, "TRACE [%" PRIu64 "] started at %s", fi->aux,
                    fl[0] ? fl : "?");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../analyze/frames.h"
 
 /*
 ** heaptape tapes carry no stack on frees, so a DEALLOCATIONS line is keyed
@@ -58,6 +59,18 @@ static const char *memprof_bytes(char *buf, size_t len, uint64_t v, int human)
   return buf;
 }
 
+/* A location's name in this layout: a Python line is `@file:line`, as
+** memprof names a Lua line; every other the report's site name. */
+static const char *memprof_name(const HtModel *m, const HtLoc *l, char *buf, size_t len)
+{
+  HtFrameInfo fi;
+  if (!HT_FRAME_IS_LOC(l->frame) || !ht_frames_info(m->r, l->frame, &fi, 1) ||
+      !fi.known || fi.lkind != HT_L_PYTHON)
+    return l->name;
+  snprintf(buf, len, "@%s:%" PRIu64, fi.file ? fi.file : "?", fi.line);
+  return buf;
+}
+
 /* Print one section. */
 static void memprof_section(FILE *f, const HtModel *m, Section s, int human)
 {
@@ -74,8 +87,9 @@ static void memprof_section(FILE *f, const HtModel *m, Section s, int human)
     const HtLoc *l = &m->loc[v[i]];
     uint64_t plus = s == SEC_ALLOC ? l->a_plus : s == SEC_REALLOC ? l->r_plus : 0;
     uint64_t minus = s == SEC_ALLOC ? 0 : s == SEC_REALLOC ? l->r_minus : l->d_minus;
-    char b1[32], b2[32];
-    fprintf(f, "%s: %" PRIu64 " events\t+%s\t-%s\n", l->name, memprof_events(l, s),
+    char b1[32], b2[32], nm[1024];
+    fprintf(f, "%s: %" PRIu64 " events\t+%s\t-%s\n", memprof_name(m, l, nm, sizeof(nm)),
+            memprof_events(l, s),
             memprof_bytes(b1, sizeof(b1), plus, human),
             memprof_bytes(b2, sizeof(b2), minus, human));
     uint32_t no = s == SEC_REALLOC ? l->nr_over : s == SEC_DEALLOC ? l->nd_over : 0;
@@ -86,7 +100,8 @@ static void memprof_section(FILE *f, const HtModel *m, Section s, int human)
       memcpy(ov, s == SEC_REALLOC ? l->r_over : l->d_over, no * sizeof(uint32_t));
       qsort_r(ov, no, sizeof(uint32_t), memprof_name_cmp, (void *)m);
       fprintf(f, "\tOverrides:\n");
-      for (uint32_t j = 0; j < no; j++) fprintf(f, "\t\t%s\n", m->loc[ov[j]].name);
+      for (uint32_t j = 0; j < no; j++)
+        fprintf(f, "\t\t%s\n", memprof_name(m, &m->loc[ov[j]], nm, sizeof(nm)));
       fputc('\n', f);
       blank = 1;
       free(ov);
@@ -117,8 +132,9 @@ static void memprof_heap(FILE *f, const HtModel *m, int human)
   uint32_t *v, n = memprof_holders(m, &v);
   for (uint32_t i = 0; i < n; i++) {
     const HtLoc *l = &m->loc[v[i]];
-    char b[32];
-    fprintf(f, "%s holds %s: %" PRIu64 " allocs, %" PRIu64 " frees\n", l->name,
+    char b[32], nm[1024];
+    fprintf(f, "%s holds %s: %" PRIu64 " allocs, %" PRIu64 " frees\n",
+            memprof_name(m, l, nm, sizeof(nm)),
             memprof_bytes(b, sizeof(b), l->f.live, human), l->f.allocs, l->f.frees);
   }
   free(v);
@@ -142,8 +158,10 @@ void ht_report_memprof_snap(void *arg, const HtModel *m, uint64_t t_ns)
   ht_model_loc_live(m);
   uint32_t *v, n = memprof_holders(m, &v);
   fprintf(f, "===== HEAP SNAPSHOT, %g seconds passed\n", (double)t_ns / 1e9);
+  char nm[1024];
   for (uint32_t i = 0; i < n; i++)
-    fprintf(f, "%s holds %" PRIu64 " bytes\n", m->loc[v[i]].name, m->loc[v[i]].scratch);
+    fprintf(f, "%s holds %" PRIu64 " bytes\n", memprof_name(m, &m->loc[v[i]], nm, sizeof(nm)),
+            m->loc[v[i]].scratch);
   fputc('\n', f);
   free(v);
 }

@@ -82,7 +82,7 @@ HT_API int heaptape_pool_free(const void *ptr)
 HT_API int heaptape_loc_declare(heaptape_loc_t id, int kind, const char *name,
                                 const char *file, uint32_t line, uint64_t aux)
 {
-  if (kind < HEAPTAPE_LOC_INTERNAL || kind > HEAPTAPE_LOC_OTHER) return HEAPTAPE_E_MISUSE;
+  if (kind < HEAPTAPE_LOC_INTERNAL || kind > HEAPTAPE_LOC_PYTHON) return HEAPTAPE_E_MISUSE;
   return ht_tape_loc(id, kind, name, file, line, aux);
 }
 
@@ -118,4 +118,32 @@ HT_API int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
   if (depth > HT_MAXFRAMES) { locs += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
   for (size_t i = 0; i < depth; i++) v[i] = locs[i] << 1 | 1;
   return ht_record_event_alloc(new_ptr, size, k, v, depth);
+}
+
+/* The calling thread's native stack, innermost first. */
+HT_API int heaptape_native_stack(uintptr_t *ips, int max)
+{
+  if (!ips || max <= 0) return 0;
+  return ht_record_native_stack(ips, max);
+}
+
+/* Runtime allocation with a stack of frame values (outermost first). */
+HT_API int heaptape_rt_alloc_frames(const uint64_t *frames, size_t depth,
+                                    const void *ptr, size_t size)
+{
+  if (!ptr || (depth && !frames)) return HEAPTAPE_E_MISUSE;
+  if (depth > HT_MAXFRAMES) { frames += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
+  return ht_record_event_alloc(ptr, size, RT_KIND, frames, depth);
+}
+
+/* Runtime realloc with a stack of frame values (see heaptape_rt_realloc). */
+HT_API int heaptape_rt_realloc_frames(const uint64_t *frames, size_t depth,
+                                      const void *old_ptr, const void *new_ptr, size_t size)
+{
+  const unsigned k = HT_K_REALLOC | HT_K_DOMAIN_RT;
+  if (old_ptr) ht_record_event_free(old_ptr, k);
+  if (!new_ptr) return 0;
+  if (depth && !frames) return HEAPTAPE_E_MISUSE;
+  if (depth > HT_MAXFRAMES) { frames += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
+  return ht_record_event_alloc(new_ptr, size, k, frames, depth);
 }

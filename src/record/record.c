@@ -675,6 +675,22 @@ int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
   return 0;
 }
 
+/* The calling thread's native stack for a runtime that mixes it with its own. */
+int ht_record_native_stack(uintptr_t *ips, int max)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard || ht_g.unwind == HT_UNWIND_NONE) return 0;
+  ht_guard++;
+  ThreadRec *t = rec_get();
+  int n = 0;
+  if (t) {
+    uint64_t v[HT_MAXFRAMES];
+    uint32_t m = rec_capture(t, v);     /* outermost first */
+    for (uint32_t j = 0; j < m && n < max; j++) ips[n++] = (uintptr_t)(v[m - 1 - j] >> 1);
+  }
+  ht_guard--;
+  return n;
+}
+
 /* Free the caller is about to make (pool or runtime). */
 int ht_record_event_free(const void *p, unsigned kind)
 {

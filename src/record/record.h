@@ -90,6 +90,9 @@ void *ht_record_realloc(void *p, size_t n) HT_HIDDEN;
 int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
                           const uint64_t *rt_vals, size_t depth) HT_HIDDEN;
 int ht_record_event_free(const void *p, unsigned kind) HT_HIDDEN;
+/* The calling thread's native stack, innermost first, heaptape's frames left
+** out (heaptape_native_stack); 0 when not recording or inside the recorder. */
+int ht_record_native_stack(uintptr_t *ips, int max) HT_HIDDEN;
 int ht_record_event_string(unsigned type, const char *s) HT_HIDDEN;
 
 /* -- For the flusher and the session's owner (tape.c, lifecycle.c) ----------- */

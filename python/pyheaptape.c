@@ -1,0 +1,371 @@
+/* heaptape -- `import heaptape` for CPython 3.11: sessions, the raw, mem and
+** object allocator hooks, and the Python API (docs/PYTHON.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ph.h"
+
+PhProf ph = { .lock = ATOMIC_FLAG_INIT };
+
+/* Inside a hook on this thread: nested allocations pass through. */
+static __thread int ph_busy __attribute__((tls_model("initial-exec")));
+
+enum { PH_RAW, PH_MEM, PH_OBJ };
+static const PyMemAllocatorDomain ph_domain[3] = {
+  PYMEM_DOMAIN_RAW, PYMEM_DOMAIN_MEM, PYMEM_DOMAIN_OBJ
+};
+
+/* -- The allocator hooks ------------------------------------------------------ */
+
+/* Whether to record an event now. */
+static inline int ph_on(void)
+{
+  return !ph_busy && atomic_load_explicit(&ph.active, memory_order_relaxed) &&
+         heaptape_is_running();
+}
+
+/* The calling thread's state: the raw domain runs without the GIL, so the
+** GIL holder is not necessarily this thread. */
+static inline PyThreadState *ph_tstate(const PyMemAllocatorEx *o)
+{
+  return o == &ph.orig[PH_RAW] ? PyGILState_GetThisThreadState()
+                               : _PyThreadState_UncheckedGet();
+}
+
+/* malloc of a domain (ctx = its previous allocator). */
+static void *ph_malloc(void *ctx, size_t n)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (!ph_on()) return o->malloc(o->ctx, n);
+  ph_busy = 1;
+  void *p = o->malloc(o->ctx, n);
+  if (p) {
+    uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
+    int d = ph_stack_where(ph_tstate(o), fr);
+    heaptape_rt_alloc_frames(fr, (size_t)d, p, n);
+  }
+  ph_busy = 0;
+  return p;
+}
+
+/* calloc of a domain. */
+static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (!ph_on()) return o->calloc(o->ctx, nelem, elsize);
+  ph_busy = 1;
+  void *p = o->calloc(o->ctx, nelem, elsize);
+  if (p) {
+    uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
+    int d = ph_stack_where(ph_tstate(o), fr);
+    heaptape_rt_alloc_frames(fr, (size_t)d, p, nelem * elsize);
+  }
+  ph_busy = 0;
+  return p;
+}
+
+/* realloc of a domain: the stack is read before the real call. */
+static void *ph_realloc(void *ctx, void *ptr, size_t n)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (!ph_on()) return o->realloc(o->ctx, ptr, n);
+  ph_busy = 1;
+  uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
+  int d = ph_stack_where(ph_tstate(o), fr);
+  void *q = o->realloc(o->ctx, ptr, n);
+  if (q) {
+    heaptape_rt_realloc_frames(fr, (size_t)d, ptr, q, n);
+  }
+  ph_busy = 0;
+  return q;
+}
+
+/* free of a domain: reported before the block is gone. */
+static void ph_free(void *ctx, void *ptr)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (ptr && ph_on()) {
+    ph_busy = 1;
+    if (o == &ph.orig[PH_OBJ]) ph_stack_forget(ptr);
+    heaptape_rt_free(ptr);
+    ph_busy = 0;
+  }
+  o->free(o->ctx, ptr);
+}
+
+/* Put our hooks in front of the three domains' allocators. */
+static void ph_install(void)
+{
+  if (ph.installed) return;
+  for (int d = 0; d < 3; d++) {
+    PyMem_GetAllocator(ph_domain[d], &ph.orig[d]);
+    PyMemAllocatorEx a = { &ph.orig[d], ph_malloc, ph_calloc, ph_realloc, ph_free };
+    PyMem_SetAllocator(ph_domain[d], &a);
+  }
+  ph.installed = 1;
+}
+
+/* Give the domains their allocators back (blocks stay theirs: we only pass through). */
+static void ph_uninstall(void)
+{
+  if (!ph.installed) return;
+  for (int d = 0; d < 3; d++) PyMem_SetAllocator(ph_domain[d], &ph.orig[d]);
+  ph.installed = 0;
+}
+
+/* -- Fork ----------------------------------------------------------------------- */
+
+/* Before fork: no hook of another thread holds the tables in the child. */
+static void ph_atfork_prepare(void)
+{
+  while (atomic_flag_test_and_set_explicit(&ph.lock, memory_order_acquire)) sched_yield();
+}
+
+/* After fork, either side. */
+static void ph_atfork_after(void) { atomic_flag_clear_explicit(&ph.lock, memory_order_release); }
+
+/* -- Sessions ------------------------------------------------------------------ */
+
+/* on_stop of a tape file: close it. */
+static int ph_fd_close(void *arg) { return close((int)(intptr_t)arg) ? -1 : 0; }
+
+/* Raise RuntimeError("heaptape: ...") and return NULL. */
+static PyObject *ph_error(const char *msg)
+{
+  PyErr_Format(PyExc_RuntimeError, "heaptape: %s", msg);
+  return NULL;
+}
+
+/* Begin a session: into path (own tape), or attached to a running recording. */
+static PyObject *ph_begin(const char *path, int frames, int native, int attach)
+{
+  if (PyInterpreterState_Get() != PyInterpreterState_Main())
+    return ph_error("sub-interpreters are not supported: start heaptape from the main interpreter");
+  if (atomic_load(&ph.active) || (!attach && heaptape_is_running()))
+    return ph_error("profiler is running already");
+  if (frames < 0 || frames > 256) {
+    PyErr_SetString(PyExc_ValueError, "heaptape: frames must be from 1 to 256");
+    return NULL;
+  }
+  const char *why = ph_stack_verify();
+  if (why) return ph_error(why);
+  if (!attach) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    struct heaptape_options o = HEAPTAPE_OPTIONS_INIT;
+    o.writer = heaptape_fd_writer;
+    o.on_stop = ph_fd_close;
+    o.arg = (void *)(intptr_t)fd;
+    o.unwind = native ? HEAPTAPE_UNWIND_DEFAULT : HEAPTAPE_UNWIND_NONE;
+    o.frames = frames;
+    o.frontend = "python3.11";
+    int rc = heaptape_start(&o);
+    if (rc) {
+      close(fd);
+      return ph_error(rc == HEAPTAPE_E_RUNNING ? "profiler is running already"
+                      : heaptape_strerror(rc));
+    }
+    ph.own_tape = 1;
+  } else {
+    if (!heaptape_is_running()) return ph_error("no recording to attach to");
+    ph.own_tape = 0;
+  }
+  if (ph_stack_tables()) {
+    if (ph.own_tape) { heaptape_stop(); ph.own_tape = 0; }
+    return PyErr_NoMemory();
+  }
+  int nfr = frames ? frames : heaptape_frames();
+  ph.maxdepth = nfr >= 1 && nfr < PH_MAXDEPTH ? nfr : PH_MAXDEPTH;
+  ph.native = native;
+  ph_install();
+  atomic_store(&ph.active, 1);
+  Py_RETURN_NONE;
+}
+
+/* End the session: hooks, then the tape. Returns the stop rc. */
+static int ph_finish(void)
+{
+  atomic_store(&ph.active, 0);
+  ph_uninstall();
+  int rc = HEAPTAPE_OK;
+  if (ph.own_tape) {
+    rc = heaptape_stop();
+    if (rc == HEAPTAPE_E_NOTRUNNING) rc = HEAPTAPE_OK;
+    ph.own_tape = 0;
+  }
+  return rc;
+}
+
+/* -- Python API ------------------------------------------------------------------- */
+
+/* heaptape.start(path, *, frames=0, native=False) -> None */
+static PyObject *ph_start(PyObject *self, PyObject *args, PyObject *kw)
+{
+  (void)self;
+  static char *names[] = { "path", "frames", "native", NULL };
+  PyObject *pathobj;
+  int frames = 0, native = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ip:start", names,
+                                   PyUnicode_FSConverter, &pathobj, &frames, &native))
+    return NULL;
+  PyObject *r = ph_begin(PyBytes_AS_STRING(pathobj), frames, native, 0);
+  Py_DECREF(pathobj);
+  return r;
+}
+
+/* heaptape.stop() -> None */
+static PyObject *ph_stop(PyObject *self, PyObject *unused)
+{
+  (void)self; (void)unused;
+  if (!atomic_load(&ph.active)) return ph_error("profiler is not running");
+  int rc = ph_finish();
+  if (rc) return ph_error(heaptape_strerror(rc));
+  Py_RETURN_NONE;
+}
+
+/* heaptape.is_running() -> bool */
+static PyObject *ph_is_running(PyObject *self, PyObject *unused)
+{
+  (void)self; (void)unused;
+  return PyBool_FromLong(atomic_load(&ph.active) && heaptape_is_running());
+}
+
+/* heaptape._record(): start for `heaptape record --python` (HEAPTAPE_PYTHON_*). */
+static PyObject *ph_record(PyObject *self, PyObject *unused)
+{
+  (void)self; (void)unused;
+  if (atomic_load(&ph.active)) Py_RETURN_NONE;
+  const char *out = getenv("HEAPTAPE_PYTHON_OUTPUT");
+  const char *nat = getenv("HEAPTAPE_PYTHON_NATIVE");
+  int native = nat && *nat == '1';
+  PyObject *r = heaptape_is_running() ? ph_begin(NULL, 0, native, 1)
+              : out ? ph_begin(out, 0, native, 0) : (Py_INCREF(Py_None), Py_None);
+  return r;
+}
+
+/* atexit: end a session left running before the interpreter goes away. */
+static PyObject *ph_atexit(PyObject *self, PyObject *unused)
+{
+  (void)self; (void)unused;
+  if (atomic_load(&ph.active)) ph_finish();
+  Py_RETURN_NONE;
+}
+
+/* -- heaptape.recording: the context manager ---------------------------------------- */
+
+/* A pending session: its arguments until __enter__. */
+typedef struct PhRecording {
+  PyObject_HEAD
+  PyObject *path;          /* bytes (fs-encoded) */
+  int frames;              /* as start() */
+  int native;              /* as start() */
+} PhRecording;
+
+/* heaptape.recording(path, *, frames=0, native=False) */
+static int ph_rec_init(PyObject *o, PyObject *args, PyObject *kw)
+{
+  PhRecording *r = (PhRecording *)o;
+  static char *names[] = { "path", "frames", "native", NULL };
+  PyObject *p;
+  r->frames = 0; r->native = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ip:recording", names,
+                                   PyUnicode_FSConverter, &p, &r->frames, &r->native))
+    return -1;
+  Py_XSETREF(r->path, p);
+  return 0;
+}
+
+/* Release the path. */
+static void ph_rec_dealloc(PyObject *o)
+{
+  Py_XDECREF(((PhRecording *)o)->path);
+  Py_TYPE(o)->tp_free(o);
+}
+
+/* __enter__: start; returns the recording. */
+static PyObject *ph_rec_enter(PyObject *o, PyObject *unused)
+{
+  (void)unused;
+  PhRecording *r = (PhRecording *)o;
+  if (!r->path) return ph_error("recording has no path");
+  PyObject *x = ph_begin(PyBytes_AS_STRING(r->path), r->frames, r->native, 0);
+  if (!x) return NULL;
+  Py_DECREF(x);
+  Py_INCREF(o);
+  return o;
+}
+
+/* __exit__: stop (an exception in the block passes on). */
+static PyObject *ph_rec_exit(PyObject *o, PyObject *args)
+{
+  (void)o; (void)args;
+  if (atomic_load(&ph.active)) {
+    int rc = ph_finish();
+    if (rc) return ph_error(heaptape_strerror(rc));
+  }
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef ph_rec_methods[] = {
+  { "__enter__", ph_rec_enter, METH_NOARGS, NULL },
+  { "__exit__", ph_rec_exit, METH_VARARGS, NULL },
+  { NULL, NULL, 0, NULL }
+};
+
+static PyTypeObject ph_rec_type = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "heaptape.recording",
+  .tp_basicsize = sizeof(PhRecording),
+  .tp_flags = Py_TPFLAGS_DEFAULT,
+  .tp_doc = "with heaptape.recording(path, frames=0, native=False): record the block",
+  .tp_new = PyType_GenericNew,
+  .tp_init = ph_rec_init,
+  .tp_dealloc = ph_rec_dealloc,
+  .tp_methods = ph_rec_methods,
+};
+
+/* -- Module ------------------------------------------------------------------------ */
+
+static PyMethodDef ph_funcs[] = {
+  { "start", (PyCFunction)(void (*)(void))ph_start, METH_VARARGS | METH_KEYWORDS,
+    "start(path, *, frames=0, native=False): record Python allocations into path" },
+  { "stop", ph_stop, METH_NOARGS, "stop(): end the recording and write the tape" },
+  { "is_running", ph_is_running, METH_NOARGS, "is_running() -> bool" },
+  { "_record", ph_record, METH_NOARGS, "start for `heaptape record --python`" },
+  { "_atexit", ph_atexit, METH_NOARGS, "end a session at interpreter exit" },
+  { NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef ph_module = {
+  PyModuleDef_HEAD_INIT, "heaptape",
+  "heaptape: record Python allocations onto a heaptape tape (docs/PYTHON.md)",
+  -1, ph_funcs, NULL, NULL, NULL, NULL
+};
+
+/* import heaptape */
+PH_API PyMODINIT_FUNC PyInit_heaptape(void)
+{
+  if (PyInterpreterState_Get() != PyInterpreterState_Main())
+    return ph_error("sub-interpreters are not supported: import heaptape in the main interpreter");
+  if (PyType_Ready(&ph_rec_type) < 0) return NULL;
+  PyObject *m = PyModule_Create(&ph_module);
+  if (!m) return NULL;
+  Py_INCREF(&ph_rec_type);
+  if (PyModule_AddObject(m, "recording", (PyObject *)&ph_rec_type) < 0) {
+    Py_DECREF(&ph_rec_type);
+    Py_DECREF(m);
+    return NULL;
+  }
+  static int once;
+  if (!once++) pthread_atfork(ph_atfork_prepare, ph_atfork_after, ph_atfork_after);
+  /* stop before finalisation tears the interpreter down */
+  PyObject *ax = PyImport_ImportModule("atexit");
+  PyObject *fn = ax ? PyObject_GetAttrString(m, "_atexit") : NULL;
+  PyObject *r = fn ? PyObject_CallMethod(ax, "register", "O", fn) : NULL;
+  Py_XDECREF(r); Py_XDECREF(fn); Py_XDECREF(ax);
+  if (!r) { Py_DECREF(m); return NULL; }
+  return m;
+}
