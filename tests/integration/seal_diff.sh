@@ -1,7 +1,7 @@
 #!/bin/sh
 # heaptape -- sealed tapes answer as their journals do: for tapes of C, C++
-# (threads), python3, sqlite3, perl, lua5.4, luajit (Lua profiler and
-# --lua=native), sampled, truncated and SIGKILLed runs, every analysis gives
+# (threads), python3 (native, the Python module and --python=native),
+# sqlite3, perl, lua5.4, luajit (Lua profiler and --lua=native), sampled, truncated and SIGKILLed runs, every analysis gives
 # the same output from `heaptape seal`'s tape as from the journal; sealing
 # twice changes nothing.
 . "$(dirname "$0")/viz_common.inc"
@@ -19,6 +19,8 @@ has sqlite3 && rec sqlite -- sqlite3 :memory: 'create table t(a,b); with recursi
 has perl && rec perl -- perl -e 'my %h; $h{$_ % 100} .= "ab$_" for 1..20000; print scalar(keys %h), "\n"'
 has lua5.4 && rec lua -- lua5.4 -e 'local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end'
 has luajit && rec luajit --lua -- luajit -e 'local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end t=nil collectgarbage()'
+[ -x /usr/bin/python3 ] && rec pymod --python -- /usr/bin/python3 -c 'import json; x=[json.dumps({"a": i}) for i in range(30000)]; del x[::2]'
+[ -x /usr/bin/python3 ] && rec pynative --python=native -- /usr/bin/python3 -c 'x=sorted(range(20000), key=lambda i: str(i) * 2)'
 has lua5.4 && rec luanative --lua=native -- lua5.4 -e 'local t={} for i=1,20000 do t[i]={i} end t=nil collectgarbage()'
 # A run killed by SIGKILL: a journal without trailer, symbolised by neither.
 (env LD_PRELOAD="$LIBHT" HEAPTAPE_OUTPUT="$TMP/killed.tape" "$HT_BUILD/progs/viz_grow" 5 >/dev/null 2>&1 &
