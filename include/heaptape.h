@@ -177,6 +177,15 @@ int heaptape_rt_free(const void *ptr);
 int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
                         const void *old_ptr, const void *new_ptr, size_t size);
 
+/* Sampling before the stack walk: 1 if a runtime allocation of size bytes
+** made by the calling thread is to be recorded, 0 if not (not recording, or
+** the sampler skips it: HEAPTAPE_SAMPLE / sample_bytes). Without sampling it
+** is 1 while recording. A runtime that asks must report that allocation
+** next on the same thread (heaptape_rt_alloc*, heaptape_rt_realloc*), which
+** then records it without drawing again; it may skip reading its stack when
+** the answer is 0. Async-signal-safe: no. */
+int heaptape_rt_due(size_t size);
+
 /* -- Mixed native and runtime stacks ------------------------------------- */
 
 /* Frame values of heaptape_rt_alloc_frames: a native return address, or a

@@ -20,11 +20,10 @@ static const PyMemAllocatorDomain ph_domain[3] = {
 
 /* -- The allocator hooks ------------------------------------------------------ */
 
-/* Whether to record an event now. */
-static inline int ph_on(void)
+/* Whether a session runs and this thread is not inside a hook already. */
+static inline int ph_free_to_hook(void)
 {
-  return !ph_busy && atomic_load_explicit(&ph.active, memory_order_relaxed) &&
-         heaptape_is_running();
+  return !ph_busy && atomic_load_explicit(&ph.active, memory_order_relaxed);
 }
 
 /* The calling thread's state: the raw domain runs without the GIL, so the
@@ -39,10 +38,12 @@ static inline PyThreadState *ph_tstate(const PyMemAllocatorEx *o)
 static void *ph_malloc(void *ctx, size_t n)
 {
   PyMemAllocatorEx *o = ctx;
-  if (!ph_on()) return o->malloc(o->ctx, n);
+  if (!ph_free_to_hook()) return o->malloc(o->ctx, n);
+  /* busy from here: an object allocator calling the raw one (blocks over
+  ** 512 bytes) is one event, and one sampler draw */
   ph_busy = 1;
   void *p = o->malloc(o->ctx, n);
-  if (p) {
+  if (p && heaptape_rt_due(n)) {
     uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
     int d = ph_stack_where(ph_tstate(o), fr);
     heaptape_rt_alloc_frames(fr, (size_t)d, p, n);
@@ -55,10 +56,10 @@ static void *ph_malloc(void *ctx, size_t n)
 static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
 {
   PyMemAllocatorEx *o = ctx;
-  if (!ph_on()) return o->calloc(o->ctx, nelem, elsize);
+  if (!ph_free_to_hook()) return o->calloc(o->ctx, nelem, elsize);
   ph_busy = 1;
   void *p = o->calloc(o->ctx, nelem, elsize);
-  if (p) {
+  if (p && heaptape_rt_due(nelem * elsize)) {
     uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
     int d = ph_stack_where(ph_tstate(o), fr);
     heaptape_rt_alloc_frames(fr, (size_t)d, p, nelem * elsize);
@@ -71,8 +72,14 @@ static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
 static void *ph_realloc(void *ctx, void *ptr, size_t n)
 {
   PyMemAllocatorEx *o = ctx;
-  if (!ph_on()) return o->realloc(o->ctx, ptr, n);
+  if (!ph_free_to_hook()) return o->realloc(o->ctx, ptr, n);
   ph_busy = 1;
+  if (!heaptape_rt_due(n)) {            /* the new block is not sampled */
+    if (ptr) heaptape_rt_free(ptr);     /* the old one may have been */
+    void *q = o->realloc(o->ctx, ptr, n);
+    ph_busy = 0;
+    return q;
+  }
   uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
   int d = ph_stack_where(ph_tstate(o), fr);
   void *q = o->realloc(o->ctx, ptr, n);
@@ -83,17 +90,22 @@ static void *ph_realloc(void *ctx, void *ptr, size_t n)
   return q;
 }
 
-/* free of a domain: reported before the block is gone. */
+/* free of a domain: reported before the block is gone (busy over the real
+** call: an object allocator's free of a large block calls the raw one). */
 static void ph_free(void *ctx, void *ptr)
 {
   PyMemAllocatorEx *o = ctx;
-  if (ptr && ph_on()) {
-    ph_busy = 1;
+  if (!ptr || !ph_free_to_hook()) {
+    o->free(o->ctx, ptr);
+    return;
+  }
+  ph_busy = 1;
+  if (heaptape_is_running()) {
     if (o == &ph.orig[PH_OBJ]) ph_stack_forget(ptr);
     heaptape_rt_free(ptr);
-    ph_busy = 0;
   }
   o->free(o->ctx, ptr);
+  ph_busy = 0;
 }
 
 /* Put our hooks in front of the three domains' allocators. */

@@ -147,3 +147,9 @@ HT_API int heaptape_rt_realloc_frames(const uint64_t *frames, size_t depth,
   if (depth > HT_MAXFRAMES) { frames += depth - HT_MAXFRAMES; depth = HT_MAXFRAMES; }
   return ht_record_event_alloc(new_ptr, size, k, frames, depth);
 }
+
+/* Whether a runtime allocation of size bytes is to be reported (sampling). */
+HT_API int heaptape_rt_due(size_t size)
+{
+  return ht_record_event_due(size);
+}

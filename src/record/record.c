@@ -670,9 +670,31 @@ int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
 {
   if (!atomic_load(&ht_g.running) || ht_guard) return 0;
   ht_guard++;
-  rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0, 0);
+  ThreadRec *t = tls_rec;
+  int pre = 0;
+  if (t && t->rt_due) { t->rt_due = 0; pre = 2; }   /* drawn by ht_record_event_due */
+  rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0, pre);
   ht_guard--;
   return 0;
+}
+
+/* Whether a runtime allocation of n bytes will be recorded: the sampler's
+** draw made before the runtime reads its stack (a sample point is kept for
+** the thread's next ht_record_event_alloc). */
+int ht_record_event_due(size_t n)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard) return 0;
+  if (!ht_g.sample) return 1;
+  ht_guard++;
+  ThreadRec *t = rec_get();
+  int due = 0;
+  if (t) {
+    t->sample_left -= (int64_t)n;
+    due = t->sample_left <= 0;
+    t->rt_due = due;
+  }
+  ht_guard--;
+  return due;
 }
 
 /* The calling thread's native stack for a runtime that mixes it with its own. */

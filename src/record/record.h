@@ -44,6 +44,8 @@ typedef struct ThreadRec {
   uint64_t prev_val[HT_MAXFRAMES]; /* previous stack, outermost first */
   uint32_t prev_id[HT_MAXFRAMES];  /* its node ids */
   int64_t sample_left;   /* bytes until the next sample point */
+  int rt_due;            /* heaptape_rt_due found a sample point: the next
+                            runtime allocation is recorded without a new draw */
   uint64_t rng;          /* PRNG state */
   uintptr_t stk_lo, stk_hi; /* stack bounds for frame-pointer checks */
   HtUnwCache unw;        /* previous libunwind walk (stack-prefix cache) */
@@ -93,6 +95,8 @@ int ht_record_event_free(const void *p, unsigned kind) HT_HIDDEN;
 /* The calling thread's native stack, innermost first, heaptape's frames left
 ** out (heaptape_native_stack); 0 when not recording or inside the recorder. */
 int ht_record_native_stack(uintptr_t *ips, int max) HT_HIDDEN;
+/* Whether a runtime allocation of n bytes is recorded (heaptape_rt_due). */
+int ht_record_event_due(size_t n) HT_HIDDEN;
 int ht_record_event_string(unsigned type, const char *s) HT_HIDDEN;
 
 /* -- For the flusher and the session's owner (tape.c, lifecycle.c) ----------- */

@@ -38,6 +38,24 @@ sites rec "$TMP/rec.tape" "$TMP/rec.want"
 ok "record --python: the program is the script" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/rec.tape\" | grep -q '^  program .*known.py - '"
 
+# Sampled (--sample 8K): the estimates of the retained bytes within 30%
+(unset PYTHONPATH; cd "$TMP" && HEAPTAPE_SEED=7 "$HEAPTAPE" record --python --sample 8K \
+   -o "$TMP/smp.tape" -- $PY "$K" - "$TMP/smp.want" record > "$TMP/smp.out" 2>&1)
+ok "record --python --sample 8K: exit status" test $? = 0
+"$HEAPTAPE" report --json --top 1000 "$TMP/smp.tape" > "$TMP/smp.json" 2>/dev/null
+$PY - "$TMP/smp.json" "$TMP/smp.want" > "$TMP/smp.chk" <<'PYEOF'
+import json, sys
+rep, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sites = {s["location"]: s for s in rep["bytes"]}
+for k in ("retain", "thread", "leak"):
+    w = want[k]
+    s = sites.get("%s %s:%d" % (w["func"], want["file"], w["line"]))
+    est = s["leaked"] if s else 0
+    print("%s %s: estimate %d B, true %d B" % ("ok  " if abs(est - w["bytes"]) <= 0.3 * w["bytes"] else "FAIL", k, est, w["bytes"]))
+PYEOF
+cat "$TMP/smp.chk"
+ok "sampled: retained bytes estimated within 30%" sh -c "! grep -q FAIL '$TMP/smp.chk' && [ \$(grep -c '^ok' '$TMP/smp.chk') = 3 ]"
+
 # memprof layout: @file:line, as Lua's lines
 "$HEAPTAPE" report --memprof "$TMP/direct.tape" > "$TMP/mp.txt" 2>&1
 l=$(sed -n 's/.*"retain": {"line": \([0-9]*\).*/\1/p' "$TMP/direct.want")
