@@ -135,7 +135,8 @@ static void record_short_usage(void)
 {
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
-        "                       [--lua[=native]] [--python[=native]] [--pprof-every SEC] -- PROG [ARGS...]\n"
+        "                       [--lua[=native]] [--python[=native]] [--pprof-every SEC]\n"
+        "                       -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
