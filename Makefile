@@ -6,8 +6,8 @@
 # make bench      benchmarks (see docs/PERFORMANCE.md)
 # make asan       the command under ASan + UBSan, in build-asan/
 # make asan-test  the whole suite with that command (not part of `make test`)
-# make install    the command, recorder, headers, pkg-config file, Lua modules and
-#                 man pages under PREFIX (default /usr/local), below DESTDIR
+# make install    the command, recorder, headers, pkg-config file, Lua and Python
+#                 modules and man pages under PREFIX (default /usr/local), below DESTDIR
 #
 # -- Options ---------------------------------------------------------------
 #
@@ -118,14 +118,15 @@ lua-install: $(LUA_MODS)
 # `import heaptape` for CPython 3.11 (Debian's python3.11-dev):
 # $(B)/python/heaptape$(PY_EXT), and python/sitecustomize.py beside it for
 # `heaptape record --python`. The module links libheaptape.so through an
-# $ORIGIN rpath (build/ from build/python/, LIBDIR from LIBDIR/python3/
+# $ORIGIN rpath (build/ from build/python/, LIBDIR from LIBDIR/python3.11/
 # dist-packages), takes the C API from the interpreter and never links
-# libpython. `make python-install` copies it to $(PY_SITEDIR). See docs/PYTHON.md.
+# libpython. `make python-install` (part of `make install`) copies it to
+# $(PY_SITEDIR) and sitecustomize.py to $(HELPERDIR)/python. See docs/PYTHON.md.
 PYTHON311 ?= /usr/bin/python3.11
 PY_INC ?= /usr/include/python3.11
 PY_EXT := $(shell $(PYTHON311) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null || echo .cpython-311-x86_64-linux-gnu.so)
 PY_MOD = $(B)/python/heaptape$(PY_EXT)
-PY_SITEDIR ?= $(LIBDIR)/python3/dist-packages
+PY_SITEDIR ?= $(LIBDIR)/python3.11/dist-packages
 all: $(PY_MOD) $(B)/python/sitecustomize.py
 PY_SRC = python/pyheaptape.c python/ph_stack.c
 $(PY_MOD): $(PY_SRC) python/ph.h include/heaptape.h include/heaptape_errors.h $(B)/libheaptape.so
@@ -152,6 +153,8 @@ python-install: $(PY_MOD)
 #   $(LIBDIR)/pkgconfig/heaptape.pc `pkg-config --cflags --libs heaptape`
 #   $(LUA_CDIR_54), $(LUA_CDIR_JIT) the Lua modules (their rpath finds the
 #                                   recorder two directories up, in $(LIBDIR))
+#   $(PY_SITEDIR)                   the Python module (the same rpath), and
+#   $(HELPERDIR)/python/            the start-up file of `record --python`
 #   $(MANDIR)/man1/heaptape*.1      man pages made from the --help texts
 # install-files copies what is built without building (the tests use it).
 PREFIX ?= /usr/local
@@ -187,6 +190,9 @@ install-files: $(B)/man/heaptape.1
 	install -d $(DESTDIR)$(LUA_CDIR_54) $(DESTDIR)$(LUA_CDIR_JIT)
 	install -m 755 $(B)/lua/5.4/heaptape.so $(DESTDIR)$(LUA_CDIR_54)/heaptape.so
 	install -m 755 $(B)/lua/jit/heaptape.so $(DESTDIR)$(LUA_CDIR_JIT)/heaptape.so
+	install -d $(DESTDIR)$(PY_SITEDIR) $(DESTDIR)$(HELPERDIR)/python
+	install -m 755 $(PY_MOD) $(DESTDIR)$(PY_SITEDIR)/heaptape$(PY_EXT)
+	install -m 644 python/sitecustomize.py $(DESTDIR)$(HELPERDIR)/python/sitecustomize.py
 .PHONY: man install install-files
 
 # -- Tests -----------------------------------------------------------------

@@ -14,7 +14,9 @@ ok "make install-files DESTDIR=... PREFIX=$P" $?
 for f in bin/heaptape lib/libheaptape.so lib/heaptape/libheaptape.so lib/heaptape/heaptape-replay \
          include/heaptape.h include/heaptape_errors.h include/heaptape_driver.h \
          lib/pkgconfig/heaptape.pc lib/lua/5.4/heaptape.so lib/lua/5.1/heaptape.so \
-         share/man/man1/heaptape.1 share/man/man1/heaptape-record.1 share/man/man1/heaptape-report.1; do
+         share/man/man1/heaptape.1 share/man/man1/heaptape-record.1 share/man/man1/heaptape-report.1 \
+         lib/python3.11/dist-packages/heaptape.cpython-311-x86_64-linux-gnu.so \
+         lib/heaptape/python/sitecustomize.py; do
   [ -e "$D$P/$f" ]; ok "installed $f" $?
 done
 
@@ -61,5 +63,14 @@ assert "make_node" in json.dumps(r), "make_node not named"
 PY
 # The installed command finds its recorder through ../lib/heaptape/.
 "$H" record -o "$T/true.tape" -- true >/dev/null 2>&1; ok "installed heaptape record finds libheaptape.so" $?
+# The installed Python module: record --python finds its start-up file in
+# ../lib/heaptape/python, the module (on the user's PYTHONPATH) its recorder.
+if [ -x /usr/bin/python3 ]; then
+  PYTHONPATH="$D$P/lib/python3.11/dist-packages" "$H" record --python -o "$T/py.tape" -- \
+    /usr/bin/python3 -c 'x = [str(i) * 2 for i in range(5000)]' >/dev/null 2>&1
+  ok "installed heaptape record --python" $?
+  "$H" report "$T/py.tape" 2>/dev/null | grep -q '^        <module> <string>:1$'
+  ok "installed: the Python site <module> <string>:1" $?
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
