@@ -4,8 +4,8 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${BENCH_B:-build}
-for s in bench_format bench_report bench_replay bench_record bench_lua; do
+for s in bench_format bench_report bench_replay bench_record bench_lua bench_python; do
   [ -f "bench/$s.sh" ] || continue
   echo "== $s"
-  sh "bench/$s.sh" "$B" || echo "$s failed"
+  B=$B sh "bench/$s.sh" "$B" || echo "$s failed"
 done
