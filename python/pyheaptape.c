@@ -68,7 +68,10 @@ static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
   return p;
 }
 
-/* realloc of a domain: the stack is read before the real call. */
+/* realloc of a domain: the stack is read and the old block's free reported
+** before the real call, as the native recorder orders a realloc (the raw
+** domain runs without the GIL: once the call returns, another thread may get
+** the old address, and its ALLOC must come after this FREE). */
 static void *ph_realloc(void *ctx, void *ptr, size_t n)
 {
   PyMemAllocatorEx *o = ctx;
@@ -82,10 +85,10 @@ static void *ph_realloc(void *ctx, void *ptr, size_t n)
   }
   uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
   int d = ph_stack_where(ph_tstate(o), fr);
+  if (ptr) heaptape_rt_realloc_frames(NULL, 0, ptr, NULL, 0);   /* FREE(realloc) */
   void *q = o->realloc(o->ctx, ptr, n);
-  if (q) {
-    heaptape_rt_realloc_frames(fr, (size_t)d, ptr, q, n);
-  }
+  /* the new block; on failure the old one is live again (its size unknown here) */
+  if (q || ptr) heaptape_rt_realloc_frames(fr, (size_t)d, NULL, q ? q : ptr, n);
   ph_busy = 0;
   return q;
 }
