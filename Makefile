@@ -143,6 +143,30 @@ python-install: $(PY_MOD)
 .PHONY: python-install
 # -- end of the Python module block --------------------------------------------
 
+# -- Ruby extension (ruby/, owner: Ruby frontend) --------------------------------
+# `require "heaptape"` for Ruby 3.1 (Debian's ruby-dev): $(B)/ruby/heaptape.so,
+# and ruby/heaptape_record.rb beside it for `heaptape record --ruby`. It links
+# libheaptape.so through an $ORIGIN rpath, takes the C API from the
+# interpreter (never links libruby). `make ruby-install` copies both to
+# $(RUBY_SITEDIR) (part of `make install`). See docs/RUBY.md.
+RUBY_INC ?= -I/usr/include/ruby-3.1.0 -I/usr/include/x86_64-linux-gnu/ruby-3.1.0
+RUBY_MOD = $(B)/ruby/heaptape.so
+RUBY_SITEDIR ?= $(LIBDIR)/site_ruby
+all: $(RUBY_MOD) $(B)/ruby/heaptape_record.rb
+$(RUBY_MOD): ruby/rheaptape.c include/heaptape.h include/heaptape_errors.h $(B)/libheaptape.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -std=gnu11 -Wno-unused-parameter $(RUBY_INC) -o $@ ruby/rheaptape.c \
+	  -shared -fPIC -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../..' -L$(B) -lheaptape -lpthread
+$(B)/ruby/heaptape_record.rb: ruby/heaptape_record.rb
+	@mkdir -p $(dir $@)
+	cp $< $@
+ruby-install: $(RUBY_MOD)
+	install -d $(DESTDIR)$(RUBY_SITEDIR)
+	install -m 755 $(RUBY_MOD) $(DESTDIR)$(RUBY_SITEDIR)/heaptape.so
+	install -m 644 ruby/heaptape_record.rb $(DESTDIR)$(RUBY_SITEDIR)/heaptape_record.rb
+.PHONY: ruby-install
+# -- end of the Ruby extension block --------------------------------------------
+
 # -- Installation ------------------------------------------------------------
 # `make install` (PREFIX, DESTDIR as usual) puts in place:
 #   $(BINDIR)/heaptape              the command
@@ -155,6 +179,7 @@ python-install: $(PY_MOD)
 #                                   recorder two directories up, in $(LIBDIR))
 #   $(PY_SITEDIR)                   the Python module (the same rpath), and
 #   $(HELPERDIR)/python/            the start-up file of `record --python`
+#   $(RUBY_SITEDIR)                 the Ruby extension and `record --ruby`'s file
 #   $(MANDIR)/man1/heaptape*.1      man pages made from the --help texts
 # install-files copies what is built without building (the tests use it).
 PREFIX ?= /usr/local
@@ -193,6 +218,9 @@ install-files: $(B)/man/heaptape.1
 	install -d $(DESTDIR)$(PY_SITEDIR) $(DESTDIR)$(HELPERDIR)/python
 	install -m 755 $(PY_MOD) $(DESTDIR)$(PY_SITEDIR)/heaptape$(PY_EXT)
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(HELPERDIR)/python/sitecustomize.py
+	install -d $(DESTDIR)$(RUBY_SITEDIR)
+	install -m 755 $(RUBY_MOD) $(DESTDIR)$(RUBY_SITEDIR)/heaptape.so
+	install -m 644 ruby/heaptape_record.rb $(DESTDIR)$(RUBY_SITEDIR)/heaptape_record.rb
 .PHONY: man install install-files
 
 # -- Tests -----------------------------------------------------------------

@@ -23,6 +23,7 @@
 #include "../src/format/reader.h"
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_python.h" /* --python (cli/record_python.c) */
+#include "record_ruby.h"   /* --ruby (cli/record_ruby.c) */
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
@@ -32,6 +33,7 @@ typedef struct RecOpts {
   int no_symbols;            /* --no-symbols: skip finalisation */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
   int python;                /* --python: 1 Python stacks, 2 with native frames */
+  int ruby;                  /* --ruby: 1 Ruby objects, 2 and the malloc heap */
 } RecOpts;
 
 /* Child being recorded; read by the signal forwarder. */
@@ -52,6 +54,9 @@ static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
   { "python[=native]", NULL, "PROG is python3 (3.11): start the heaptape Python module "
     "before the script (PYTHONPATH); =native interleaves native frames in the "
     "Python stacks and records the interpreter's malloc heap (docs/PYTHON.md)" },
+  { "ruby[=native]", NULL, "PROG is ruby (3.1): start the heaptape Ruby extension "
+    "before the script (RUBYOPT); =native also records the interpreter's malloc "
+    "heap (docs/RUBY.md)" },
 };
 
 /* Print text wrapped at 78 columns, every line after the first indented by
@@ -135,8 +140,8 @@ static void record_short_usage(void)
 {
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
-        "                       [--lua[=native]] [--python[=native]] [--pprof-every SEC]\n"
-        "                       -- PROG [ARGS...]\n"
+        "                       [--lua[=native]] [--python[=native]] [--ruby[=native]]\n"
+        "                       [--pprof-every SEC] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
@@ -688,8 +693,8 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 5];
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_TABLE = 1000 };  /* + index in ht_options */
+  HtOpt opts[HT_OPTION__COUNT + 6];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -702,6 +707,7 @@ int cmd_record(int argc, char **argv)
   opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
   opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
+  opts[nl++] = (HtOpt){ "--ruby", 0, 2, O_RUBY };
   opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
@@ -717,6 +723,7 @@ int cmd_record(int argc, char **argv)
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
+    case O_RUBY: o.ruby = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PPROF_EVERY:
       if (ht_parse_seconds(a.val, &pprof_every_ns) || pprof_every_ns < 10000000 ||
           pprof_every_ns > 1000000000000000ull) {
@@ -792,7 +799,8 @@ int cmd_record(int argc, char **argv)
     int e = ENOMEM;
     if (rfd >= 0) record_report_setenv(rfd);
     if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
-        (!o.python || !ht_record_python_env(abs, o.python == 2))) {
+        (!o.python || !ht_record_python_env(abs, o.python == 2)) &&
+        (!o.ruby || !ht_record_ruby_env(abs, o.ruby == 2))) {
       execv(path, pargv);
       e = errno;
     }

@@ -148,8 +148,9 @@ enum {
   HEAPTAPE_LOC_CFUNC = 2,      /* name = symbol, aux = function address */
   HEAPTAPE_LOC_TRACE = 3,      /* aux = trace number, file/line = start */
   HEAPTAPE_LOC_OTHER = 4,
-  HEAPTAPE_LOC_PYTHON = 5      /* name = function qualname, file = filename,
+  HEAPTAPE_LOC_PYTHON = 5,     /* name = function qualname, file = filename,
                                   line = current line, aux = first line */
+  HEAPTAPE_LOC_RUBY = 6        /* name = method label, file = path, line = current line */
 };
 
 /* Declare location id: name and file are copied (may be NULL). Returns

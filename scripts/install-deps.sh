@@ -9,7 +9,7 @@ libunwind-dev libdw-dev libelf-dev libpng-dev"
 # Frontends and allocator studies.
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
 libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler
-python3.11-dev"
+python3.11-dev ruby-dev"
 # Real programs the tests record, and the tools they compare against.
 # libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
 TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"
@@ -19,6 +19,8 @@ TESTS="$TESTS ripgrep nodejs gawk xz-utils gdb"
 # The pictures' checks: go tool pprof reads the pprof exports, headless
 # Chromium renders the SVG and HTML outputs (both large: ~300 MB together).
 TESTS="$TESTS golang-go chromium"
+# Ruby's own memory profiler, beside the Ruby module in bench/bench_ruby.sh.
+TESTS="$TESTS ruby-memory-profiler"
 
 missing=""
 for p in $BUILD $EXTRA $TESTS; do

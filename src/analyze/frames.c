@@ -84,6 +84,7 @@ size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len)
       else n = snprintf(buf, len, "CFUNC 0x%" PRIx64, fi->aux);
       break;
     case HT_L_PYTHON:
+    case HT_L_RUBY:
       n = snprintf(buf, len, "%s %s", fi->func ? fi->func : "?", fl[0] ? fl : "?");
       break;
     case HT_L_TRACE:

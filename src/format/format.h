@@ -183,8 +183,10 @@ enum {
   HT_L_CFUNC = 2,     /* a C function: name = symbol, aux = its address */
   HT_L_TRACE = 3,     /* a JIT trace: aux = trace number, file/line = start */
   HT_L_OTHER = 4,     /* anything else the runtime names */
-  HT_L_PYTHON = 5     /* a line in a Python function: name = qualname, file =
+  HT_L_PYTHON = 5,    /* a line in a Python function: name = qualname, file =
                          filename, line = current line, aux = first line */
+  HT_L_RUBY = 6       /* a line in a Ruby method or block: name = label, file =
+                         path, line = current line */
 };
 
 /* Columns of a sealed block, in this order. */

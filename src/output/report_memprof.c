@@ -59,13 +59,13 @@ static const char *memprof_bytes(char *buf, size_t len, uint64_t v, int human)
   return buf;
 }
 
-/* A location's name in this layout: a Python line is `@file:line`, as
-** memprof names a Lua line; every other the report's site name. */
+/* A location's name in this layout: a Python or Ruby line is `@file:line`,
+** as memprof names a Lua line; every other the report's site name. */
 static const char *memprof_name(const HtModel *m, const HtLoc *l, char *buf, size_t len)
 {
   HtFrameInfo fi;
   if (!HT_FRAME_IS_LOC(l->frame) || !ht_frames_info(m->r, l->frame, &fi, 1) ||
-      !fi.known || fi.lkind != HT_L_PYTHON)
+      !fi.known || (fi.lkind != HT_L_PYTHON && fi.lkind != HT_L_RUBY))
     return l->name;
   snprintf(buf, len, "@%s:%" PRIu64, fi.file ? fi.file : "?", fi.line);
   return buf;

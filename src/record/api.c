@@ -82,7 +82,7 @@ HT_API int heaptape_pool_free(const void *ptr)
 HT_API int heaptape_loc_declare(heaptape_loc_t id, int kind, const char *name,
                                 const char *file, uint32_t line, uint64_t aux)
 {
-  if (kind < HEAPTAPE_LOC_INTERNAL || kind > HEAPTAPE_LOC_PYTHON) return HEAPTAPE_E_MISUSE;
+  if (kind < HEAPTAPE_LOC_INTERNAL || kind > HEAPTAPE_LOC_RUBY) return HEAPTAPE_E_MISUSE;
   return ht_tape_loc(id, kind, name, file, line, aux);
 }
 

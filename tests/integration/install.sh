@@ -16,7 +16,7 @@ for f in bin/heaptape lib/libheaptape.so lib/heaptape/libheaptape.so lib/heaptap
          lib/pkgconfig/heaptape.pc lib/lua/5.4/heaptape.so lib/lua/5.1/heaptape.so \
          share/man/man1/heaptape.1 share/man/man1/heaptape-record.1 share/man/man1/heaptape-report.1 \
          lib/python3.11/dist-packages/heaptape.cpython-311-x86_64-linux-gnu.so \
-         lib/heaptape/python/sitecustomize.py; do
+         lib/heaptape/python/sitecustomize.py lib/site_ruby/heaptape.so lib/site_ruby/heaptape_record.rb; do
   [ -e "$D$P/$f" ]; ok "installed $f" $?
 done
 

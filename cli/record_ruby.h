@@ -1,0 +1,11 @@
+/* heaptape -- `heaptape record --ruby` (cli/record_ruby.c): the environment
+** that makes ruby start the heaptape extension before the script. */
+#ifndef HT_RECORD_RUBY_H
+#define HT_RECORD_RUBY_H
+
+/* In the child, before exec: RUBYLIB and RUBYOPT (keeping the user's in
+** HEAPTAPE_RUBYLIB / HEAPTAPE_RUBYOPT), the tape; native 0 also takes
+** libheaptape out of LD_PRELOAD. 0 on success. */
+int ht_record_ruby_env(const char *tape, int native);
+
+#endif

@@ -1,0 +1,305 @@
+/* heaptape -- `require "heaptape"` for Ruby 3.1: object allocations and frees
+** through the VM's NEWOBJ/FREEOBJ events with Ruby stacks (docs/RUBY.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <ruby.h>
+#include <ruby/debug.h>
+
+#include "../include/heaptape.h"
+
+#define RH_API __attribute__((visibility("default")))
+#define RH_MAXDEPTH 128           /* Ruby frames read per event at most */
+#define RH_LOCS (1u << 16)        /* location intern slots */
+#define RH_ARENA (8u << 20)       /* bytes for interned names */
+#define RH_FC_BITS 14             /* frame cache: 2^14 entries, direct-mapped */
+#define RH_SLOT 40                /* an object's heap slot (sizeof(RVALUE), 3.1) */
+
+/* An interned runtime location. */
+typedef struct RhLoc {
+  uint64_t hash;           /* 0 = empty slot */
+  const char *file;        /* path (arena) */
+  const char *name;        /* label (arena) */
+  uint32_t line;           /* current line */
+} RhLoc;
+
+/* A frame cache entry: the location of (frame, line). */
+typedef struct RhFrame {
+  VALUE frame;             /* iseq or method entry from rb_profile_frames */
+  int line;                /* its line */
+  uint64_t id;             /* interned location, 0 = a C method (skipped) */
+  uint64_t gen;            /* rh.gen when stored; any other value = empty */
+} RhFrame;
+
+/* The one profiled VM of the process. */
+static struct {
+  VALUE tp;                /* the NEWOBJ/FREEOBJ/GC_START tracepoint */
+  int active;              /* a session runs */
+  int own_tape;            /* we started the tape (vs. attached to a preload) */
+  int maxdepth;            /* Ruby frames kept per event */
+  uint64_t gen;            /* frame cache generation (GC start, a freed iseq) */
+  RhFrame *fc;             /* frame cache (mmap) */
+  RhLoc *loc;              /* intern table (mmap) */
+  char *arena;             /* interned names (mmap) */
+  size_t arena_used;       /* bytes used */
+  uint32_t nloc;           /* locations interned */
+  uint64_t internal_id;    /* INTERNAL: no Ruby frame */
+} rh;
+
+/* -- Interned locations ------------------------------------------------------ */
+
+/* FNV-1a of n bytes into h. */
+static uint64_t rh_fnv(uint64_t h, const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+/* Copy n bytes of s into the arena as a C string; NULL when full. */
+static const char *rh_keep(const char *s, size_t n)
+{
+  if (rh.arena_used + n + 1 > RH_ARENA) return NULL;
+  char *d = rh.arena + rh.arena_used;
+  memcpy(d, s, n);
+  d[n] = 0;
+  rh.arena_used += n + 1;
+  return d;
+}
+
+/* The bytes of a String (no allocation: RSTRING_PTR of an existing string). */
+static const char *rh_str(VALUE s, size_t *n)
+{
+  if (!RB_TYPE_P(s, T_STRING)) { *n = 1; return "?"; }
+  *n = (size_t)RSTRING_LEN(s);
+  return RSTRING_PTR(s);
+}
+
+/* Id of (path, label, line), declared on first sight; the slot + 1. */
+static uint64_t rh_intern(VALUE path, VALUE label, uint32_t line)
+{
+  size_t fn, nn;
+  const char *f = rh_str(path, &fn), *nm = rh_str(label, &nn);
+  uint64_t h = rh_fnv(rh_fnv(0xcbf29ce484222325ull, f, fn), nm, nn);
+  h = (h ^ line) * 0x100000001b3ull;
+  if (!h) h = 1;
+  uint32_t mask = RH_LOCS - 1, i = (uint32_t)(h ^ h >> 32) & mask;
+  for (uint32_t k = 0; k < RH_LOCS; k++, i = (i + 1) & mask) {
+    RhLoc *l = &rh.loc[i];
+    if (!l->hash) {
+      if (rh.nloc + 1 >= RH_LOCS - RH_LOCS / 8) return rh.internal_id;
+      const char *kf = rh_keep(f, fn), *kn = rh_keep(nm, nn);
+      if (!kf || !kn) return rh.internal_id;
+      l->hash = h; l->file = kf; l->name = kn; l->line = line;
+      rh.nloc++;
+      heaptape_loc_declare(i + 1, HEAPTAPE_LOC_RUBY, kn, kf, line, 0);
+      return i + 1;
+    }
+    if (l->hash == h && l->line == line && strlen(l->file) == fn && strlen(l->name) == nn &&
+        !memcmp(l->file, f, fn) && !memcmp(l->name, nm, nn))
+      return i + 1;
+  }
+  return rh.internal_id;
+}
+
+/* Location id of a frame at a line; 0 for a C method (charged to its caller). */
+static uint64_t rh_frame_loc(VALUE frame, int line)
+{
+  uint64_t k = ((uint64_t)frame >> 3) * 0x9e3779b97f4a7c15ull ^ (uint64_t)line * 0xff51afd7ed558ccdull;
+  RhFrame *e = &rh.fc[(k >> 20) & ((1u << RH_FC_BITS) - 1)];
+  if (e->gen == rh.gen && e->frame == frame && e->line == line) return e->id;
+  /* both return strings the iseq holds (nil for C methods): nothing allocates */
+  VALUE path = rb_profile_frame_path(frame);
+  uint64_t id = 0;
+  if (!NIL_P(path)) id = rh_intern(path, rb_profile_frame_label(frame), line > 0 ? (uint32_t)line : 0);
+  e->frame = frame; e->line = line; e->id = id; e->gen = rh.gen;
+  return id;
+}
+
+/* -- The tracepoint ------------------------------------------------------------ */
+
+/* NEWOBJ: record the object with its stack; FREEOBJ: its free; GC_START: the
+** frame cache empties (iseqs may move or die). Allocates no Ruby object. */
+static void rh_event(VALUE tpval, void *data)
+{
+  (void)data;
+  if (!rh.active || !heaptape_is_running()) return;
+  rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+  rb_event_flag_t ev = rb_tracearg_event_flag(ta);
+  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; return; }
+  VALUE obj = rb_tracearg_object(ta);
+  if (ev == RUBY_INTERNAL_EVENT_FREEOBJ) {
+    if (RB_BUILTIN_TYPE(obj) == T_IMEMO) rh.gen++;   /* maybe an iseq: its keys go */
+    heaptape_rt_free((void *)obj);
+    return;
+  }
+  if (!heaptape_rt_due(RH_SLOT)) return;
+  VALUE frames[RH_MAXDEPTH];
+  int lines[RH_MAXDEPTH];
+  int n = rb_profile_frames(0, rh.maxdepth, frames, lines), m = 0;
+  heaptape_loc_t in[RH_MAXDEPTH], out[RH_MAXDEPTH];
+  for (int i = 0; i < n; i++) {
+    uint64_t id = rh_frame_loc(frames[i], lines[i]);
+    if (id) in[m++] = id;
+  }
+  if (!m) in[m++] = rh.internal_id;
+  for (int i = 0; i < m; i++) out[i] = in[m - 1 - i];
+  heaptape_rt_alloc(out, (size_t)m, (void *)obj, RH_SLOT);
+}
+
+/* -- Sessions ---------------------------------------------------------------- */
+
+/* on_stop of a tape file: close it. */
+static int rh_fd_close(void *arg) { return close((int)(intptr_t)arg) ? -1 : 0; }
+
+/* Fresh tables for a session; 0 or -1. */
+static int rh_tables(void)
+{
+  if (!rh.loc) {
+    void *a = mmap(NULL, RH_LOCS * sizeof(RhLoc), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *b = mmap(NULL, RH_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *c = mmap(NULL, sizeof(RhFrame) << RH_FC_BITS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED || b == MAP_FAILED || c == MAP_FAILED) return -1;
+    rh.loc = a; rh.arena = b; rh.fc = c;
+  } else {
+    memset(rh.loc, 0, RH_LOCS * sizeof(RhLoc));
+  }
+  rh.gen++;
+  rh.nloc = 0;
+  rh.arena_used = 0;
+  rh.internal_id = RH_LOCS + 1;
+  heaptape_loc_declare(rh.internal_id, HEAPTAPE_LOC_INTERNAL, NULL, NULL, 0, 0);
+  return 0;
+}
+
+/* Begin a session: into path (own tape) or attached to a running recording. */
+static void rh_begin(const char *path, int frames, int attach)
+{
+  if (rh.active || (!attach && heaptape_is_running()))
+    rb_raise(rb_eRuntimeError, "heaptape: profiler is running already");
+  if (frames < 0 || frames > 256) rb_raise(rb_eArgError, "heaptape: frames must be from 1 to 256");
+  if (!attach) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) rb_sys_fail(path);
+    struct heaptape_options o = HEAPTAPE_OPTIONS_INIT;
+    o.writer = heaptape_fd_writer;
+    o.on_stop = rh_fd_close;
+    o.arg = (void *)(intptr_t)fd;
+    o.unwind = HEAPTAPE_UNWIND_NONE;
+    o.frames = frames;
+    o.frontend = "ruby3.1";
+    int rc = heaptape_start(&o);
+    if (rc) {
+      close(fd);
+      rb_raise(rb_eRuntimeError, "heaptape: %s", heaptape_strerror(rc));
+    }
+    rh.own_tape = 1;
+  } else {
+    if (!heaptape_is_running()) rb_raise(rb_eRuntimeError, "heaptape: no recording to attach to");
+    rh.own_tape = 0;
+  }
+  if (rh_tables()) {
+    if (rh.own_tape) { heaptape_stop(); rh.own_tape = 0; }
+    rb_raise(rb_eNoMemError, "heaptape: out of memory");
+  }
+  int nfr = frames ? frames : heaptape_frames();
+  rh.maxdepth = nfr >= 1 && nfr < RH_MAXDEPTH ? nfr : RH_MAXDEPTH;
+  rh.active = 1;
+  rb_tracepoint_enable(rh.tp);
+}
+
+/* End the session; the stop rc. */
+static int rh_finish(void)
+{
+  rb_tracepoint_disable(rh.tp);
+  rh.active = 0;
+  int rc = HEAPTAPE_OK;
+  if (rh.own_tape) {
+    rc = heaptape_stop();
+    if (rc == HEAPTAPE_E_NOTRUNNING) rc = HEAPTAPE_OK;
+    rh.own_tape = 0;
+  }
+  return rc;
+}
+
+/* -- Ruby API ----------------------------------------------------------------- */
+
+/* Heaptape.stop -> true */
+static VALUE rh_stop(VALUE self)
+{
+  (void)self;
+  if (!rh.active) rb_raise(rb_eRuntimeError, "heaptape: profiler is not running");
+  int rc = rh_finish();
+  if (rc) rb_raise(rb_eIOError, "heaptape: %s", heaptape_strerror(rc));
+  return Qtrue;
+}
+
+/* ensure of the block form. */
+static VALUE rh_stop_ensure(VALUE unused)
+{
+  (void)unused;
+  if (rh.active) rh_finish();
+  return Qnil;
+}
+
+/* Heaptape.start(path, frames: 0) [{ block }] -> true, or the block's value */
+static VALUE rh_start(int argc, VALUE *argv, VALUE self)
+{
+  (void)self;
+  VALUE path, opts;
+  rb_scan_args(argc, argv, "1:", &path, &opts);
+  int frames = 0;
+  if (!NIL_P(opts)) {
+    VALUE f = rb_hash_aref(opts, ID2SYM(rb_intern("frames")));
+    if (!NIL_P(f)) frames = NUM2INT(f);
+  }
+  path = rb_get_path(path);
+  rh_begin(StringValueCStr(path), frames, 0);
+  if (!rb_block_given_p()) return Qtrue;
+  return rb_ensure(rb_yield, Qnil, rh_stop_ensure, Qnil);
+}
+
+/* Heaptape.running? -> bool */
+static VALUE rh_running(VALUE self)
+{
+  (void)self;
+  return rh.active && heaptape_is_running() ? Qtrue : Qfalse;
+}
+
+/* Heaptape._record: start for `heaptape record --ruby` (HEAPTAPE_RUBY_OUTPUT). */
+static VALUE rh_record(VALUE self)
+{
+  (void)self;
+  if (rh.active) return Qnil;
+  const char *out = getenv("HEAPTAPE_RUBY_OUTPUT");
+  if (heaptape_is_running()) rh_begin(NULL, 0, 1);
+  else if (out) rh_begin(out, 0, 0);
+  return Qnil;
+}
+
+/* at_exit: end a session still running. */
+static void rh_at_exit(VALUE unused)
+{
+  (void)unused;
+  if (rh.active) rh_finish();
+}
+
+/* require "heaptape" */
+RH_API void Init_heaptape(void)
+{
+  VALUE m = rb_define_module("Heaptape");
+  rb_define_module_function(m, "start", rh_start, -1);
+  rb_define_module_function(m, "stop", rh_stop, 0);
+  rb_define_module_function(m, "running?", rh_running, 0);
+  rb_define_module_function(m, "_record", rh_record, 0);
+  rh.tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ | RUBY_INTERNAL_EVENT_FREEOBJ |
+                            RUBY_INTERNAL_EVENT_GC_START, rh_event, NULL);
+  rb_gc_register_address(&rh.tp);
+  rb_set_end_proc(rh_at_exit, Qnil);
+}

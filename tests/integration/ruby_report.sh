@@ -1,0 +1,89 @@
+#!/bin/sh
+# heaptape -- the Ruby extension: known objects (tests/ruby/known.rb) give their
+# sites, retained counts and slot bytes in `heaptape report`, directly
+# (Heaptape.start/stop) and through `heaptape record --ruby`; --memprof names
+# them @file:line; go tool pprof -top shows the Ruby methods; start/stop
+# errors and the block form; GC.compact and fork never crash the VM.
+. "$(dirname "$0")/viz_common.inc"
+command -v ruby >/dev/null 2>&1 || { echo "skip: no ruby"; echo "0 passed, 0 failed"; exit 0; }
+export RUBYLIB="$HT_BUILD/ruby"
+K="$HT_ROOT/tests/ruby/known.rb"
+
+# sites NAME TAPE EXPECT: the four sites of known.rb: each retained object a
+# 40-byte slot, a few objects of the VM's own beside them (block environments)
+sites() {
+  "$HEAPTAPE" report --json --top 1000 "$2" > "$TMP/$1.json" 2>"$TMP/$1.err"
+  ok "$1: report reads the tape without warnings" test ! -s "$TMP/$1.err"
+  python3 - "$TMP/$1.json" "$3" > "$TMP/$1.chk" <<'PYEOF'
+import json, sys
+rep, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sites = {s["location"]: s for s in rep["bytes"]}
+for k in ("retain", "temp", "leak", "thread"):
+    w = want[k]
+    loc = "%s %s:%d" % (w["func"], want["file"], w["line"])
+    s = sites.get(loc)
+    if not s:
+        print("FAIL %s: no site %s" % (k, loc)); continue
+    good = w["blocks"] <= s["leaked_blocks"] <= w["blocks"] + 8 and s["leaked"] == 40 * s["leaked_blocks"]
+    good = good and s["allocs"] >= max(w["blocks"], 10000 if k == "temp" else 0)
+    print("%s %s: %s: %d allocs, %d retained (%d B); want %d" % ("ok  " if good else "FAIL", k, loc,
+          s["allocs"], s["leaked_blocks"], s["leaked"], w["blocks"]))
+PYEOF
+  cat "$TMP/$1.chk"
+  for k in retain temp leak thread; do ok "$1: site $k" grep -q "^ok   $k:" "$TMP/$1.chk"; done
+}
+
+ruby "$K" "$TMP/direct.tape" "$TMP/direct.want" direct > "$TMP/out" 2>&1
+ok "direct: known.rb runs" test -s "$TMP/direct.tape" -a -s "$TMP/direct.want"
+sites direct "$TMP/direct.tape" "$TMP/direct.want"
+"$HEAPTAPE" report "$TMP/direct.tape" > "$TMP/direct.txt"
+ok "direct: the summary names the frontend" grep -q "pid [0-9]*, ruby3.1)" "$TMP/direct.txt"
+
+(unset RUBYLIB; cd "$TMP" && "$HEAPTAPE" record --ruby -o "$TMP/rec.tape" -- \
+   ruby "$K" - "$TMP/rec.want" record > "$TMP/rec.out" 2>&1)
+ok "record --ruby: exit status" test $? = 0
+sites rec "$TMP/rec.tape" "$TMP/rec.want"
+
+l=$(grep -n '# RETAIN$' "$K" | cut -d: -f1)
+"$HEAPTAPE" report --memprof "$TMP/direct.tape" > "$TMP/mp.txt" 2>&1
+ok "memprof: ALLOCATIONS names @known.rb:$l" grep -q "^@$K:$l: [0-9]* events" "$TMP/mp.txt"
+
+if command -v go >/dev/null 2>&1; then
+  "$HEAPTAPE" pprof -o "$TMP/p.pb.gz" "$TMP/direct.tape" 2>/dev/null
+  HOME=$TMP go tool pprof -top -sample_index=inuse_space "$TMP/p.pb.gz" > "$TMP/top.txt" 2>/dev/null
+  for f in retain worker leaky; do ok "pprof -top shows $f" grep -q " $f\$" "$TMP/top.txt"; done
+fi
+
+# --ruby=native: the malloc heap as a second domain
+(unset RUBYLIB; cd "$TMP" && "$HEAPTAPE" record --ruby=native -o "$TMP/nat.tape" -- \
+   ruby "$K" - "$TMP/nat.want" record > "$TMP/nat.out" 2>&1)
+ok "record --ruby=native: exit status" test $? = 0
+sites nat "$TMP/nat.tape" "$TMP/nat.want"
+if command -v go >/dev/null 2>&1; then
+  "$HEAPTAPE" pprof -o "$TMP/n.pb.gz" "$TMP/nat.tape" 2>/dev/null
+  HOME=$TMP go tool pprof -traces "$TMP/n.pb.gz" 2>/dev/null > "$TMP/traces"
+  ok "--ruby=native: both domains" sh -c "grep -q 'domain:  runtime' '$TMP/traces' && grep -q 'domain:  native' '$TMP/traces'"
+fi
+
+out=$(ruby -e '
+require "heaptape"
+d = ARGV[0]
+begin; Heaptape.start("/nonexistent/dir/t.tape"); puts "no error"; rescue Errno::ENOENT; end
+Heaptape.start(d + "/e.tape")
+begin; Heaptape.start(d + "/f.tape"); puts "no error 2"; rescue RuntimeError => e; raise unless e.message =~ /running/; end
+Heaptape.stop
+begin; Heaptape.stop; puts "no error 3"; rescue RuntimeError => e; raise unless e.message =~ /not running/; end
+v = Heaptape.start(d + "/blk.tape") { raise "not running" unless Heaptape.running?; 1000.times.map(&:to_s); 42 }
+raise "block value" unless v == 42 && !Heaptape.running?
+# GC.compact and fork while recording: the VM survives, the child records nothing
+Heaptape.start(d + "/gc.tape")
+keep = 20000.times.map { |i| "k#{i}" * 3 }
+GC.compact
+pid = fork { x = 5000.times.map(&:to_s); exit!(Heaptape.running? ? 3 : 0) }
+Process.wait(pid); raise "child #{$?.exitstatus}" unless $?.exitstatus == 0
+Heaptape.stop
+puts "ok"' "$TMP" 2>&1)
+ok "errors, block form, GC.compact, fork ($out)" test "$out" = ok
+"$HEAPTAPE" report "$TMP/gc.tape" > /dev/null 2>"$TMP/gc.err"
+ok "the GC.compact tape reads" test $? = 0
+finish
