@@ -19,6 +19,8 @@
 #define RH_ARENA (8u << 20)       /* bytes for interned names */
 #define RH_FC_BITS 14             /* frame cache: 2^14 entries, direct-mapped */
 #define RH_SLOT 40                /* an object's heap slot (sizeof(RVALUE), 3.1) */
+#define RH_STACKS (1u << 20)      /* interned stacks of live objects */
+#define RH_STACK_IDS (8u << 20)   /* location ids they hold */
 
 /* An interned runtime location. */
 typedef struct RhLoc {
@@ -36,6 +38,18 @@ typedef struct RhFrame {
   uint64_t gen;            /* rh.gen when stored; any other value = empty */
 } RhFrame;
 
+/* A recorded live object: what a compaction move needs. */
+typedef struct RhObj {
+  VALUE obj;               /* 0 = empty, 1 = deleted */
+  uint32_t stack;          /* interned stack (RhStack index) */
+} RhObj;
+
+/* An interned stack: location ids, outermost first. */
+typedef struct RhStack {
+  uint64_t hash;           /* 0 = empty slot */
+  uint32_t off, n;         /* ids at rh.ids[off .. off + n) */
+} RhStack;
+
 /* The one profiled VM of the process. */
 static struct {
   VALUE tp;                /* the NEWOBJ/FREEOBJ/GC_START tracepoint */
@@ -49,6 +63,13 @@ static struct {
   size_t arena_used;       /* bytes used */
   uint32_t nloc;           /* locations interned */
   uint64_t internal_id;    /* INTERNAL: no Ruby frame */
+  RhObj *obj;              /* live recorded objects (mmap), open addressing */
+  size_t ocap, oused;      /* slots (power of 2), used incl. deleted */
+  RhStack *stk;            /* interned stacks (mmap) */
+  heaptape_loc_t *ids;     /* their ids (mmap) */
+  size_t ids_used;         /* ids used */
+  RhObj *moves;            /* scratch of a compaction (mmap, ocap entries) */
+  VALUE holder;            /* a data object whose dcompact sees the moves */
 } rh;
 
 /* -- Interned locations ------------------------------------------------------ */
@@ -120,6 +141,123 @@ static uint64_t rh_frame_loc(VALUE frame, int line)
   return id;
 }
 
+/* -- Live objects (compaction) ----------------------------------------------- */
+
+/*
+** GC.compact moves objects and Ruby 3.1 reports no move event. The objects
+** on the tape are kept in a table (address -> interned stack); the dcompact
+** callback of a data object, called while every moved object's old slot
+** still holds its forwarding address, asks rb_gc_location for each and puts
+** the moves on the tape as reallocations.
+*/
+
+/* Slot of obj in the table (its entry, or the empty slot where it would go). */
+static RhObj *rh_obj_slot(VALUE obj)
+{
+  size_t mask = rh.ocap - 1, i = ((uint64_t)obj >> 3) * 0x9e3779b97f4a7c15ull >> 20 & mask;
+  RhObj *tomb = NULL;
+  for (;; i = (i + 1) & mask) {
+    RhObj *e = &rh.obj[i];
+    if (e->obj == obj) return e;
+    if (e->obj == 1 && !tomb) tomb = e;
+    if (!e->obj) return tomb ? tomb : e;
+  }
+}
+
+/* Map n bytes of zeroes; NULL on failure. */
+static void *rh_map(size_t n)
+{
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Double the table (rehash the live entries); -1 when out of memory. */
+static int rh_obj_grow(void)
+{
+  RhObj *old = rh.obj;
+  size_t ocap = rh.ocap, cap = ocap ? ocap * 2 : 1u << 16;
+  RhObj *t = rh_map(cap * sizeof(RhObj)), *mv = rh_map(cap * sizeof(RhObj));
+  if (!t || !mv) { if (t) munmap(t, cap * sizeof(RhObj)); if (mv) munmap(mv, cap * sizeof(RhObj)); return -1; }
+  rh.obj = t; rh.ocap = cap; rh.oused = 0;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].obj > 1) { *rh_obj_slot(old[i].obj) = old[i]; rh.oused++; }
+  if (old) munmap(old, ocap * sizeof(RhObj));
+  if (rh.moves) munmap(rh.moves, ocap * sizeof(RhObj));
+  rh.moves = mv;
+  return 0;
+}
+
+/* Remember a recorded object. */
+static void rh_obj_put(VALUE obj, uint32_t stack)
+{
+  if ((rh.oused + 1) * 4 > rh.ocap * 3 && rh_obj_grow()) return;
+  RhObj *e = rh_obj_slot(obj);
+  if (e->obj <= 1) { if (!e->obj) rh.oused++; e->obj = obj; }
+  e->stack = stack;
+}
+
+/* Forget an object; 1 if it was recorded. */
+static int rh_obj_del(VALUE obj)
+{
+  if (!rh.ocap) return 0;
+  RhObj *e = rh_obj_slot(obj);
+  if (e->obj != obj) return 0;
+  e->obj = 1;
+  return 1;
+}
+
+/* Index of the interned stack ids[0..n); 0 (the empty stack) when full. */
+static uint32_t rh_stack(const heaptape_loc_t *ids, int n)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int i = 0; i < n; i++) h = (h ^ ids[i]) * 0x100000001b3ull;
+  if (!h) h = 1;
+  uint32_t mask = RH_STACKS - 1, i = (uint32_t)(h ^ h >> 32) & mask;
+  for (uint32_t k = 0; k < 64; k++, i = (i + 1) & mask) {
+    RhStack *s = &rh.stk[i];
+    if (!s->hash) {
+      if (rh.ids_used + (size_t)n > RH_STACK_IDS) return 0;
+      s->hash = h; s->off = (uint32_t)rh.ids_used; s->n = (uint32_t)n;
+      memcpy(rh.ids + rh.ids_used, ids, (size_t)n * sizeof(*ids));
+      rh.ids_used += (size_t)n;
+      return i;
+    }
+    if (s->hash == h && s->n == (uint32_t)n && !memcmp(rh.ids + s->off, ids, (size_t)n * sizeof(*ids)))
+      return i;
+  }
+  return 0;
+}
+
+/* dcompact of the holder: the moves of recorded objects onto the tape, each
+** a reallocation (FREE and ALLOC of the realloc family) with the object's
+** stack. A move's destination was a free slot, never another moved object's
+** old one (the compactor fills free slots from one end of the heap with
+** objects from the other), so the moves can go on the tape one by one; the
+** table is updated after the scan. */
+static void rh_compact(void *unused)
+{
+  (void)unused;
+  if (!rh.active || !rh.ocap || !heaptape_is_running()) return;
+  size_t nm = 0;
+  for (size_t i = 0; i < rh.ocap; i++) {
+    RhObj *e = &rh.obj[i];
+    if (e->obj <= 1) continue;
+    VALUE to = rb_gc_location(e->obj);
+    if (to == e->obj) continue;
+    const RhStack *st = &rh.stk[e->stack];
+    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)to, RH_SLOT);
+    rh.moves[nm].obj = to;
+    rh.moves[nm].stack = e->stack;
+    e->obj = 1;
+    nm++;
+  }
+  for (size_t j = 0; j < nm; j++) rh_obj_put(rh.moves[j].obj, rh.moves[j].stack);
+}
+
+static const rb_data_type_t rh_holder_type = {
+  "heaptape.compaction", { NULL, NULL, NULL, rh_compact, { 0 } }, NULL, NULL, 0
+};
+
 /* -- The tracepoint ------------------------------------------------------------ */
 
 /* NEWOBJ: record the object with its stack; FREEOBJ: its free; GC_START: the
@@ -134,7 +272,7 @@ static void rh_event(VALUE tpval, void *data)
   VALUE obj = rb_tracearg_object(ta);
   if (ev == RUBY_INTERNAL_EVENT_FREEOBJ) {
     if (RB_BUILTIN_TYPE(obj) == T_IMEMO) rh.gen++;   /* maybe an iseq: its keys go */
-    heaptape_rt_free((void *)obj);
+    if (rh_obj_del(obj)) heaptape_rt_free((void *)obj);
     return;
   }
   if (!heaptape_rt_due(RH_SLOT)) return;
@@ -149,6 +287,7 @@ static void rh_event(VALUE tpval, void *data)
   if (!m) in[m++] = rh.internal_id;
   for (int i = 0; i < m; i++) out[i] = in[m - 1 - i];
   heaptape_rt_alloc(out, (size_t)m, (void *)obj, RH_SLOT);
+  rh_obj_put(obj, rh_stack(out, m));
 }
 
 /* -- Sessions ---------------------------------------------------------------- */
@@ -170,6 +309,17 @@ static int rh_tables(void)
   } else {
     memset(rh.loc, 0, RH_LOCS * sizeof(RhLoc));
   }
+  if (!rh.stk) {
+    rh.stk = rh_map(RH_STACKS * sizeof(RhStack));
+    rh.ids = rh_map(RH_STACK_IDS * sizeof(heaptape_loc_t));
+    if (!rh.stk || !rh.ids) return -1;
+  } else {
+    memset(rh.stk, 0, RH_STACKS * sizeof(RhStack));
+  }
+  rh.ids_used = 0;
+  if (rh.ocap) memset(rh.obj, 0, rh.ocap * sizeof(RhObj));
+  else if (rh_obj_grow()) return -1;
+  rh.oused = 0;
   rh.gen++;
   rh.nloc = 0;
   rh.arena_used = 0;
@@ -301,5 +451,8 @@ RH_API void Init_heaptape(void)
   rh.tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ | RUBY_INTERNAL_EVENT_FREEOBJ |
                             RUBY_INTERNAL_EVENT_GC_START, rh_event, NULL);
   rb_gc_register_address(&rh.tp);
+  /* dcompact is called only for a data object with a data pointer */
+  rh.holder = TypedData_Wrap_Struct(rb_cObject, &rh_holder_type, &rh);
+  rb_gc_register_mark_object(rh.holder);
   rb_set_end_proc(rh_at_exit, Qnil);
 }

@@ -77,13 +77,28 @@ v = Heaptape.start(d + "/blk.tape") { raise "not running" unless Heaptape.runnin
 raise "block value" unless v == 42 && !Heaptape.running?
 # GC.compact and fork while recording: the VM survives, the child records nothing
 Heaptape.start(d + "/gc.tape")
-keep = 20000.times.map { |i| "k#{i}" * 3 }
-GC.compact
+junk = 30000.times.map { |i| "j#{i}" }
+keep = 20000.times.map { |i| "k#{i}" * 3 } # KEEP
+junk = nil
+GC.start
+moved = GC.compact[:moved].values.sum
 pid = fork { x = 5000.times.map(&:to_s); exit!(Heaptape.running? ? 3 : 0) }
 Process.wait(pid); raise "child #{$?.exitstatus}" unless $?.exitstatus == 0
 Heaptape.stop
+raise "nothing moved" unless moved > 1000 && keep.size == 20000
 puts "ok"' "$TMP" 2>&1)
 ok "errors, block form, GC.compact, fork ($out)" test "$out" = ok
-"$HEAPTAPE" report "$TMP/gc.tape" > /dev/null 2>"$TMP/gc.err"
-ok "the GC.compact tape reads" test $? = 0
+"$HEAPTAPE" report --json --top 1000 "$TMP/gc.tape" > "$TMP/gc.json" 2>"$TMP/gc.err"
+ok "the GC.compact tape reads" test $? = 0 -a ! -s "$TMP/gc.err"
+python3 - "$TMP/gc.json" > "$TMP/gc.chk" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = [s for s in d["bytes"] if s["location"].startswith("block in <main> -e:") and s["leaked_blocks"] >= 20000]
+print("retained", [(s["location"], s["leaked_blocks"], s["reallocs"]) for s in k], "unknown", d["summary"]["unknown_frees"])
+ok = len(k) == 1 and k[0]["leaked_blocks"] <= 20008 and k[0]["reallocs"] > 1000 and d["summary"]["unknown_frees"] == 0
+print("compaction exact:", ok)
+PYEOF
+cat "$TMP/gc.chk"
+ok "GC.compact: the 20,000 kept strings still live at their line, moves as reallocations" \
+  grep -q "^compaction exact: True" "$TMP/gc.chk"
 finish
