@@ -13,6 +13,9 @@
 
 #include "../include/heaptape.h"
 
+/* Exported by libruby for objspace, not declared by its public headers. */
+size_t rb_obj_memsize_of(VALUE obj);
+
 #define RH_API __attribute__((visibility("default")))
 #define RH_MAXDEPTH 128           /* Ruby frames read per event at most */
 #define RH_LOCS (1u << 16)        /* location intern slots */
@@ -364,10 +367,31 @@ static void rh_begin(const char *path, int frames, int attach)
   rb_tracepoint_enable(rh.tp);
 }
 
+/* The sizes of the live recorded objects brought up to date before the tape
+** ends: a NEWOBJ event comes before the object holds anything, so it is
+** recorded as one slot; here each whose rb_obj_memsize_of (slot + what it
+** owns: string and array buffers, tables) differs gets a reallocation to
+** that size, in place, with its stack. */
+static void rh_sizes(void)
+{
+  if (!rh.ocap || !heaptape_is_running()) return;
+  for (size_t i = 0; i < rh.ocap; i++) {
+    RhObj *e = &rh.obj[i];
+    if (e->obj <= 1) continue;
+    int t = RB_BUILTIN_TYPE(e->obj);
+    if (t == T_NONE || t == T_MOVED || t == T_ZOMBIE) continue;
+    size_t sz = rb_obj_memsize_of(e->obj);
+    if (sz == RH_SLOT || !sz) continue;
+    const RhStack *st = &rh.stk[e->stack];
+    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)e->obj, sz);
+  }
+}
+
 /* End the session; the stop rc. */
 static int rh_finish(void)
 {
   rb_tracepoint_disable(rh.tp);
+  rh_sizes();
   rh.active = 0;
   int rc = HEAPTAPE_OK;
   if (rh.own_tape) {

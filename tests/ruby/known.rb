@@ -3,6 +3,7 @@
 # Ruby 3.1's rb_profile_frames names a block inside a method by the method
 # (its frame is the method entry): the sites are "retain", not "block in retain".
 require "json"
+require "objspace"
 require "heaptape"
 
 KEEP = []
@@ -45,10 +46,12 @@ GC.start
 Heaptape.stop if mode == "direct"
 want = {
   file: File.expand_path(__FILE__),
-  retain: { line: line_of("RETAIN"), func: "retain", blocks: KEEP.size },
-  temp: { line: line_of("TEMP"), func: "temporaries", blocks: 0 },
-  leak: { line: line_of("LEAK"), func: "leaky", blocks: $leak.size },
-  thread: { line: line_of("THREAD"), func: "worker",
-            blocks: RESULTS.values.sum(&:size) },
+  retain: { line: line_of("RETAIN"), func: "retain", blocks: KEEP.size,
+            bytes: KEEP.sum { |o| ObjectSpace.memsize_of(o) } },
+  temp: { line: line_of("TEMP"), func: "temporaries", blocks: 0, bytes: 0 },
+  leak: { line: line_of("LEAK"), func: "leaky", blocks: $leak.size + 1,   # and the Array
+          bytes: ObjectSpace.memsize_of($leak) + $leak.sum { |o| ObjectSpace.memsize_of(o) } },
+  thread: { line: line_of("THREAD"), func: "worker", blocks: RESULTS.values.sum(&:size),
+            bytes: RESULTS.values.flatten.sum { |o| ObjectSpace.memsize_of(o) } },
 }
 File.write(ARGV[1], JSON.dump(want))
