@@ -42,7 +42,8 @@ typedef struct ThreadState {
 } ThreadState;
 
 typedef struct Cursor {
-  const PacketRef *pk;       /* packet being decoded (r->pk is fixed after the scan) */
+  const PacketRef *pk;       /* packet being decoded: &pkc */
+  PacketRef pkc;             /* its copy (a followed tape's r->pk moves) */
   ThreadState *th;           /* its thread (stable: see HtReader.th) */
   uint8_t *own;              /* decompressed body (owned), or NULL */
   const uint8_t *p, *end;    /* decode position and end of body */
@@ -128,6 +129,12 @@ struct HtReader {
   int have_meta;             /* a sealed tape's META was read */
   HtReadStats meta;          /* the journal's reading, from META */
   struct SealCur *sc;        /* the sealed block being decoded, or NULL */
+  int follow;                /* a growing tape: ht_reader_open_follow */
+  int fd;                    /* followed tape's descriptor (fstat on poll) */
+  size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
+  uint64_t scan_off;         /* where the next scan starts (a partial packet) */
+  uint64_t hold_ts;          /* events after this time wait for a gap to fill */
+  uint64_t seq_last;         /* sequence number last delivered */
 };
 
 /* Decoding state of one sealed block (SEVENTS packet). */
@@ -494,6 +501,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       /* No valid packet follows: a packet the file holds whole (by its
       ** header's length) is damaged; one the file ends inside is truncated. */
       if (next >= r->size && (end = packet_end(r, off))) next = end;
+      else if (next >= r->size && r->follow) break;  /* being written: the next poll */
       else if (next >= r->size) {
         r->st.truncated_bytes = r->size - off;
         reader_damage(r, off, "truncated: %llu bytes after the last whole packet lost",
@@ -580,7 +588,9 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     off += n;
   }
-  if (r->npk) qsort(r->pk, r->npk, sizeof(PacketRef), packet_cmp);
+  r->scan_off = off;
+  if (r->npk > r->next_pk)  /* (a followed tape: only the packets not yet opened) */
+    qsort(r->pk + r->next_pk, r->npk - r->next_pk, sizeof(PacketRef), packet_cmp);
   if (r->sealed) { seal_apply_meta(r); return 0; }
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
   else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
@@ -945,7 +955,8 @@ static int reader_activate(HtReader *r)
   Cursor *c = malloc(sizeof(*c)); /* the rings need no clearing */
   if (!c) return HEAPTAPE_E_NOMEM;
   memset(c, 0, offsetof(Cursor, ra));
-  c->pk = pk;
+  c->pkc = *pk;
+  c->pk = &c->pkc;
   c->cost = cost;
   r->open_bytes += cost;
   c->th = thread_get(r, pk->pid, pk->tid);
@@ -1204,7 +1215,11 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
     return 0;
   }
   c = r->heap[0];
+  /* A followed tape: a later event waits while a number is missing before
+  ** it (in another thread's packet not written yet), at most until hold_ts. */
+  if (c->ev.ts >= r->hold_ts && c->ev.seq != r->seq_last + 1) return 0;
   *ev = c->ev;
+  r->seq_last = ev->seq;
   if (ev->ts < r->ts_last) ev->ts = r->ts_last;
   r->ts_last = ev->ts;
   if (ev->type == HT_EV_MODULE) reader_module(r, ev);
@@ -1235,6 +1250,7 @@ static int reader_init(HtReader *r, char *err, size_t errlen)
   r->id_budget = r->size + 4096;
   r->st.first_error_off = UINT64_MAX;
   r->st.trailer_status = UINT64_MAX;
+  r->hold_ts = UINT64_MAX;
   r->nodes = calloc(16, sizeof(StackNode));
   r->capnodes = 16;
   r->nnodes = 1; /* id 0 is the empty stack */
@@ -1316,6 +1332,91 @@ int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
   return rc;
 }
 
+/* Open a tape that is still being written: mapped once with room to grow. */
+int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t errlen)
+{
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    snprintf(err, errlen, "%s", strerror(e));
+    return e == ENOENT ? HEAPTAPE_E_NOENT : HEAPTAPE_E_IO;
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    snprintf(err, errlen, "not a regular file");
+    return HEAPTAPE_E_IO;
+  }
+  if (sb.st_size == 0) {
+    close(fd);
+    snprintf(err, errlen, "empty file, not a heaptape tape");
+    return HEAPTAPE_E_NOTTAPE;
+  }
+  /* A shared mapping sees what is appended later; pages past the end of
+  ** the file are never touched (r->size comes from fstat). */
+  size_t maplen = (uint64_t)sb.st_size > HT_READER_FOLLOW_MAX ? (size_t)sb.st_size
+                                                             : HT_READER_FOLLOW_MAX;
+  void *m = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    close(fd);
+    snprintf(err, errlen, "cannot map: %s", strerror(errno));
+    return HEAPTAPE_E_IO;
+  }
+  HtReader *r = calloc(1, sizeof(*r));
+  if (!r) {
+    munmap(m, maplen);
+    close(fd);
+    snprintf(err, errlen, "out of memory");
+    return HEAPTAPE_E_NOMEM;
+  }
+  r->data = m;
+  r->size = (size_t)sb.st_size;
+  r->mapped = 1;
+  r->maplen = maplen;
+  r->follow = 1;
+  r->fd = fd;
+  int rc = reader_init(r, err, errlen);
+  if (rc) { ht_reader_close(r); return rc; }
+  r->st.truncated_bytes = r->size - r->scan_off;
+  *out = r;
+  return 0;
+}
+
+/* Take in the whole packets a followed tape gained since the last poll. */
+int ht_reader_poll(HtReader *r)
+{
+  if (!r->follow) return 0;
+  struct stat sb;
+  if (fstat(r->fd, &sb)) return HEAPTAPE_E_IO;
+  size_t size = (uint64_t)sb.st_size > r->maplen ? r->maplen : (size_t)sb.st_size;
+  if (size < r->size) {  /* cut back (an exec that failed): forget what went */
+    size_t k = r->next_pk;
+    for (size_t i = r->next_pk; i < r->npk; i++)
+      if (r->pk[i].off + HT_PHEAD_SIZE + r->pk[i].blen <= size) r->pk[k++] = r->pk[i];
+    r->npk = k;
+    r->size = size;
+    if (r->scan_off > size) r->scan_off = size;
+  }
+  if (size == r->size) return 0;
+  /* Packets already opened are done with: the index keeps only the rest. */
+  memmove(r->pk, r->pk + r->next_pk, (r->npk - r->next_pk) * sizeof(PacketRef));
+  r->npk -= r->next_pk;
+  r->next_pk = 0;
+  r->id_budget += size - r->size;
+  r->size = size;
+  r->st.file_bytes = size;
+  uint64_t end = r->st.end_ns;
+  r->st.end_ns = 0;  /* (the scan sets it from this part of the tape) */
+  int rc = reader_scan(r, r->scan_off);
+  if (r->st.end_ns < end) r->st.end_ns = end;
+  r->st.truncated_bytes = r->size - r->scan_off;
+  return rc ? rc : 1;
+}
+
+/* Hold back events after tape time ts. */
+void ht_reader_hold(HtReader *r, uint64_t ts) { r->hold_ts = ts; }
+
 /* Release the reader and everything it owns. */
 void ht_reader_close(HtReader *r)
 {
@@ -1345,7 +1446,8 @@ void ht_reader_close(HtReader *r)
   free(r->dict_off);
   free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);
   ZSTD_freeDCtx(r->zd);
-  if (r->mapped) munmap((void *)r->data, r->size);
+  if (r->mapped) munmap((void *)r->data, r->maplen ? r->maplen : r->size);
+  if (r->follow) close(r->fd);
   free(r);
 }
 

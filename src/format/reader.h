@@ -104,6 +104,25 @@ int ht_reader_open_mem_nocrc(HtReader **r, const void *data, size_t len,
                              char *err, size_t errlen) HT_HIDDEN;
 void ht_reader_close(HtReader *r) HT_HIDDEN;
 
+/* -- Following a tape while it is written ---------------------------------
+** The file is mapped once with room for HT_READER_FOLLOW_MAX bytes, so
+** pointers into it stay valid as it grows. A partial packet at the end is
+** left for a later poll, not counted as damage (st.truncated_bytes says how
+** many bytes wait). Events are read with ht_reader_next as usual; 0 then
+** means "nothing more for now". Not for ht_reader_rewind. */
+#define HT_READER_FOLLOW_MAX (64ull << 30)
+int ht_reader_open_follow(HtReader **r, const char *path, char *err,
+                          size_t errlen) HT_HIDDEN;
+/* Index the whole packets appended since the last poll (dictionaries and a
+** trailer are loaded, st.end_ns moves on). 1 if the tape grew, 0 if not,
+** or a HEAPTAPE_E_* code. Costs the new bytes, never the whole tape. */
+int ht_reader_poll(HtReader *r) HT_HIDDEN;
+/* ht_reader_next delivers no event after tape time ts (ns since the start)
+** that is not the very next sequence number until ts is raised: the
+** missing number may be in a packet another thread has not written yet.
+** UINT64_MAX (the default) holds nothing. */
+void ht_reader_hold(HtReader *r, uint64_t ts) HT_HIDDEN;
+
 /* Next event in global order: 1 delivered, 0 at the end. Damage inside a
 ** packet drops the rest of that packet (counted in stats), never fails. */
 int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
