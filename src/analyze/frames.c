@@ -9,9 +9,9 @@
 
 /* -- Levels --------------------------------------------------------------- */
 
-/* Levels of a frame, innermost first. */
-size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
-                      size_t max)
+/* Levels of a frame, innermost first; sym names what the tape does not. */
+static size_t frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
+                          size_t max, HtFramesSymFn sym, void *arg)
 {
   if (!max) return 0;
   memset(out, 0, sizeof(*out));
@@ -36,12 +36,20 @@ size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
   uint64_t base = 0;
   out->module = ht_reader_module(r, out->ip, &base);
   if (out->module) out->off = out->ip - base;
-  const HtSymbol *sym;
-  size_t n = ht_reader_symbol(r, out->ip, &sym);
+  const HtSymbol *syms;
+  size_t n = ht_reader_symbol(r, out->ip, &syms);
+  if (n == 0 && sym) n = sym(arg, out->ip, &syms);
   if (n == 0) return 1;
   if (n > max) n = max;
-  ht_frames_fill(out, sym, n);
+  ht_frames_fill(out, syms, n);
   return n;
+}
+
+/* Levels of a frame, innermost first. */
+size_t ht_frames_info(const HtReader *r, uint64_t frame, HtFrameInfo *out,
+                      size_t max)
+{
+  return frames_info(r, frame, out, max, NULL, NULL);
 }
 
 /* Spread out[0] (a native frame) over n levels named by an inline chain. */
@@ -198,7 +206,8 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
 /* Levels of a stack as every list shows them: inner plumbing dropped. With
 ** all == 0 the walk stops once out[max] is full (the count is then max). */
 static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
-                            size_t nwrappers, HtFrameInfo *out, size_t max, int all)
+                            size_t nwrappers, HtFrameInfo *out, size_t max, int all,
+                            HtFramesSymFn sym, void *arg)
 {
   uint64_t frames[256];
   size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
@@ -206,7 +215,7 @@ static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const
   int inner = 1;
   for (size_t i = 0; i < n; i++) {
     HtFrameInfo fi[16];
-    size_t k = ht_frames_info(r, frames[i], fi, HT_COUNTOF(fi));
+    size_t k = frames_info(r, frames[i], fi, HT_COUNTOF(fi), sym, arg);
     for (size_t j = 0; j < k; j++) {
       if (inner && ht_frames_plumbing(&fi[j], wrappers, nwrappers)) continue;
       inner = 0;
@@ -217,7 +226,7 @@ static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const
   }
   if (inner && n) {  /* all plumbing: the stack as it is, one level a frame */
     for (size_t i = 0; i < n && got < max; i++)
-      got += ht_frames_info(r, frames[i], out + got, 1);
+      got += frames_info(r, frames[i], out + got, 1, sym, arg);
     total = n;
   }
   return total;
@@ -227,7 +236,15 @@ static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const
 size_t ht_frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
                         size_t nwrappers, HtFrameInfo *out, size_t max)
 {
-  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1);
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, NULL, NULL);
+}
+
+/* Levels of a stack, with fallback symbols. */
+size_t ht_frames_levels_sym(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                            size_t nwrappers, HtFramesSymFn sym, void *arg,
+                            HtFrameInfo *out, size_t max)
+{
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, sym, arg);
 }
 
 /* The merge key of a stack: the display name of its first level. */
@@ -235,8 +252,18 @@ size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,
                            char *buf, size_t len, uint64_t *frame)
 {
+  return ht_frames_site_name_sym(r, stack, wrappers, nwrappers, NULL, NULL, buf, len,
+                                 frame);
+}
+
+/* The merge key of a stack, with fallback symbols. */
+size_t ht_frames_site_name_sym(const HtReader *r, uint32_t stack,
+                               const char *const *wrappers, size_t nwrappers,
+                               HtFramesSymFn sym, void *arg, char *buf, size_t len,
+                               uint64_t *frame)
+{
   HtFrameInfo first;
-  if (!frames_levels(r, stack, wrappers, nwrappers, &first, 1, 0)) {
+  if (!frames_levels(r, stack, wrappers, nwrappers, &first, 1, 0, sym, arg)) {
     if (frame) *frame = 0;
     int w = snprintf(buf, len, "(no stack)");
     return w < 0 ? 0 : (size_t)w >= len ? (len ? len - 1 : 0) : (size_t)w;

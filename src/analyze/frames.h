@@ -52,4 +52,20 @@ size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,
                            char *buf, size_t len, uint64_t *frame) HT_HIDDEN;
 
+/* -- A tape being written: symbols not on the tape yet --------------------- */
+
+/* Names a native address the tape does not: its inline chain, innermost
+** first, in *out (valid until the next call); returns its length, 0 if
+** unknown. */
+typedef size_t (*HtFramesSymFn)(void *arg, uint64_t ip, const HtSymbol **out);
+/* ht_frames_levels, asking sym(arg, ...) for addresses the tape does not name. */
+size_t ht_frames_levels_sym(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                            size_t nwrappers, HtFramesSymFn sym, void *arg,
+                            HtFrameInfo *out, size_t max) HT_HIDDEN;
+/* ht_frames_site_name, likewise. */
+size_t ht_frames_site_name_sym(const HtReader *r, uint32_t stack,
+                               const char *const *wrappers, size_t nwrappers,
+                               HtFramesSymFn sym, void *arg, char *buf, size_t len,
+                               uint64_t *frame) HT_HIDDEN;
+
 #endif
