@@ -135,6 +135,7 @@ struct HtReader {
   uint64_t scan_off;         /* where the next scan starts (a partial packet) */
   uint64_t hold_ts;          /* events after this time wait for a gap to fill */
   uint64_t seq_last;         /* sequence number last delivered */
+  int have_ts;               /* ts_base is set (from a packet) */
 };
 
 /* Decoding state of one sealed block (SEVENTS packet). */
@@ -493,7 +494,7 @@ static int packet_cmp(const void *a, const void *b)
 static int reader_scan(HtReader *r, uint64_t off)
 {
   uint64_t end_ts = 0;
-  int have_ts = 0;
+  int have_ts = r->have_ts;  /* (a followed tape's later scans keep time zero) */
   while (off < r->size) {
     uint64_t n = packet_check(r, off);
     if (!n) {
@@ -589,6 +590,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     off += n;
   }
   r->scan_off = off;
+  r->have_ts = have_ts;
   if (r->npk > r->next_pk)  /* (a followed tape: only the packets not yet opened) */
     qsort(r->pk + r->next_pk, r->npk - r->next_pk, sizeof(PacketRef), packet_cmp);
   if (r->sealed) { seal_apply_meta(r); return 0; }
