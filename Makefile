@@ -63,6 +63,8 @@ $(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
 	ar rcs $@ $^
 
 TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -lstdc++
+# The live view (src/output/live.c, cli/live_term.c) draws with ncurses.
+TOOL_LIBS += -lncursesw
 
 # -- pprof: protobuf-c code generated from proto/profile.proto -------------
 # protoc-c (Debian protobuf-c-compiler) writes $(B)/gen/profile.pb-c.{c,h} at

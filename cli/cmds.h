@@ -22,6 +22,7 @@ int cmd_html(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_seal(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_live(int argc, char **argv);
 
 struct HtReader;
 /* Open a tape; on failure print "heaptape: <path>: <problem>", return -1. */

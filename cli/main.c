@@ -16,6 +16,7 @@ typedef struct Cmd {
 
 static const Cmd cmds[] = {
   {"record", cmd_record, "run a program and record its heap onto a tape"},
+  {"live",   cmd_live,   "a terminal view following a tape while it is written"},
   {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
