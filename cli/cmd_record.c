@@ -24,6 +24,7 @@
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_python.h" /* --python (cli/record_python.c) */
 #include "record_ruby.h"   /* --ruby (cli/record_ruby.c) */
+#include "record_live.h"
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
 typedef struct RecOpts {
@@ -48,6 +49,8 @@ static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
     "symbolize FILE later, on this machine)" },
   { "pprof-every", "SEC", "while PROG runs, write a pprof snapshot every SEC "
     "seconds: FILE.0001.pb.gz, ... (use with --sample)" },
+  { "live", NULL, "show the heap live in the terminal while PROG runs (docs/LIVE.md); "
+    "PROG's output that would go to the terminal goes to PROG.PID.out" },
   { "lua[=native]", NULL, "PROG is lua5.4 or luajit: start the heaptape Lua module "
     "before the script (LUA_INIT); =native also records the interpreter's malloc "
     "heap (docs/LUA.md)" },
@@ -693,8 +696,8 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 6];
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_TABLE = 1000 };  /* + index in ht_options */
+  HtOpt opts[HT_OPTION__COUNT + 7];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -708,10 +711,12 @@ int cmd_record(int argc, char **argv)
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
   opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
   opts[nl++] = (HtOpt){ "--ruby", 0, 2, O_RUBY };
+  opts[nl++] = (HtOpt){ "--live", 0, 0, O_LIVE };
   opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
   uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
+  int live = 0;                       /* --live */
   HtArgs a;                           /* usage: the short one, after the message */
   ht_args_init(&a, argc, argv, "record", NULL, opts);
   int k, first = 0;                   /* first: index of PROG */
@@ -724,6 +729,7 @@ int cmd_record(int argc, char **argv)
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_RUBY: o.ruby = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
+    case O_LIVE: live = 1; break;
     case O_PPROF_EVERY:
       if (ht_parse_seconds(a.val, &pprof_every_ns) || pprof_every_ns < 10000000 ||
           pprof_every_ns > 1000000000000000ull) {
@@ -798,6 +804,13 @@ int cmd_record(int argc, char **argv)
     char *abs = tape ? record_abspath(tape) : NULL;
     int e = ENOMEM;
     if (rfd >= 0) record_report_setenv(rfd);
+    char out[4096];
+    ht_record_live_outname(out, sizeof(out), prog, getpid());
+    if (live && ht_record_live_stdio(out)) {
+      e = errno;
+      if (write(pfd[1], &e, sizeof(e)) < 0) _exit(127);
+      _exit(127);
+    }
     if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
         (!o.python || !ht_record_python_env(abs, o.python == 2)) &&
         (!o.ruby || !ht_record_ruby_env(abs, o.ruby == 2))) {
@@ -818,7 +831,8 @@ int cmd_record(int argc, char **argv)
   while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR) {}
   close(pfd[0]);
   int status = 0;
-  if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns);
+  if (live && n != (ssize_t)sizeof(e)) ht_record_live_wait(pid, &status, tape, prog);
+  else if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns);
   else while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   rec_child = 0;
   record_signals(0);
@@ -826,6 +840,11 @@ int cmd_record(int argc, char **argv)
     ht_cli_error("%s: cannot run: %s", prog, strerror(e));
     free(path); free(lib); free(tape);
     return HT_EXIT_FAIL;
+  }
+  if (live) {
+    char out[4096];
+    ht_record_live_outname(out, sizeof(out), prog, pid);
+    if (!access(out, F_OK)) ht_cli_error("%s's output: %s", prog, out);
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status)
          : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : HT_EXIT_FAIL;

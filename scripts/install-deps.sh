@@ -5,7 +5,7 @@ set -eu
 
 # Build: compilers, libraries the recorder and the tools link against.
 BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev
-libunwind-dev libdw-dev libelf-dev libpng-dev"
+libunwind-dev libdw-dev libelf-dev libpng-dev libncurses-dev"
 # Frontends and allocator studies.
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
 libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler
@@ -13,6 +13,8 @@ python3.11-dev ruby-dev"
 # Real programs the tests record, and the tools they compare against.
 # libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
 TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"
+# The live view's tests drive it in a terminal multiplexer (live_view.sh).
+TESTS="$TESTS tmux"
 # Programs the "never hang, kill or change the program" tests record
 # (tests/integration/record_hard_real.sh; tar and bash are essential).
 TESTS="$TESTS ripgrep nodejs gawk xz-utils gdb"
