@@ -187,6 +187,21 @@ void ht_follow_free(HtFollow *f)
   memset(f, 0, sizeof(*f));
 }
 
+/* HtResFn: one resolved event to the model (its module to the symboliser). */
+static void follow_apply(void *ctx, const HtRes *res)
+{
+  HtFollow *f = ctx;
+  if (res->ev->type == HT_EV_MODULE) follow_module(f, res->ev);
+  ht_model_res(&f->m, res);
+}
+
+/* HtPumpPrefetch: start loading the site an allocation will touch. */
+static void follow_prefetch(void *ctx, const HtEvent *ev)
+{
+  HtFollow *f = ctx;
+  if (ev->type == HT_EV_ALLOC) ht_map_prefetch(&f->m.site_of, ev->stack);
+}
+
 /* Open the tape: 0 (also "not there yet" when following a process), or an error. */
 static int follow_open(HtFollow *f)
 {
@@ -246,16 +261,10 @@ int ht_follow_poll(HtFollow *f, int final)
   for (uint32_t i = 0; i < f->m.nth; i++) busy += f->m.th[i].allocs > 0;
   uint64_t hold = busy > 1 ? HT_FOLLOW_GAP_NS : HT_FOLLOW_HOLD_NS;
   ht_reader_hold(f->r, closed ? UINT64_MAX : st->end_ns > hold ? st->end_ns - hold : 0);
-  HtEvent ev;
-  uint64_t n = 0;
-  int rc;
-  while ((rc = ht_reader_next(f->r, &ev)) > 0) {
-    if (ev.type == HT_EV_MODULE) follow_module(f, &ev);
-    ht_model_event(&f->m, &ev);
-    n++;
-  }
-  if (rc < 0) f->oom = 1;
-  if (f->m.oom) f->oom = 1;
+  uint64_t before = f->m.events;
+  int rc = ht_resolve_run(&f->m.rs, f->r, follow_apply, follow_prefetch, f);
+  uint64_t n = f->m.events - before;
+  if (rc || f->m.oom) f->oom = 1;
   follow_merge(f);
   f->ts = f->m.last_ts;
   if (f->ts > f->prev_ts) {  /* rates over the tape time this poll covered */
@@ -272,7 +281,7 @@ int ht_follow_poll(HtFollow *f, int final)
     f->prev_ts = f->ts;
   }
   if (n) f->refreshes++;
-  f->done = closed && rc == 0;
+  f->done = closed && !rc;
   return 0;
 }
 
