@@ -144,7 +144,7 @@ static void record_short_usage(void)
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
         "                       [--lua[=native]] [--python[=native]] [--ruby[=native]]\n"
-        "                       [--pprof-every SEC] -- PROG [ARGS...]\n"
+        "                       [--pprof-every SEC] [--live] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
@@ -748,6 +748,11 @@ int cmd_record(int argc, char **argv)
     }
   }
   o.output = o.val[HT_OPTION_OUTPUT];
+  if (live && pprof_every_ns) {  /* both follow the tape from this process */
+    ht_args_bad(&a, "--live and --pprof-every: one at a time");
+    record_short_usage();
+    return HT_EXIT_USAGE;
+  }
   if (!first) {
     ht_args_bad(&a, "no program to run");
     record_short_usage();
