@@ -143,4 +143,11 @@ keys Right; sleep 0.3; ok "right: forward" "$(screen | grep -Eq 'of [0-9.]+s'; e
 keys n; wait_for '\(now\)'; ok "n: back to now" $?
 keys q; sane 'DONE-0' "live FILE, q"
 
+# heaptape's own crash: the handler restores the terminal (modes, screen).
+run "'$HEAPTAPE' live '$T/l.tape'; echo DONE-\$?"
+wait_for 'tape closed'; ok "live FILE again: on screen" $?
+vpid=$(pgrep -f "heaptape live $T/l.tape" | head -n 1)
+[ -n "$vpid" ] && kill -SEGV "$vpid"
+sane 'DONE-139' "heaptape itself killed by SIGSEGV"
+
 finish
