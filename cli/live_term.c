@@ -83,6 +83,21 @@ static uint64_t live_now(void)
   return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* Whether pid (not heaptape's child) has ended: gone, or a zombie. */
+static int live_gone(pid_t pid)
+{
+  if (kill(pid, 0) < 0 && errno == ESRCH) return 1;
+  char path[64], b[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f) return 1;
+  size_t n = fread(b, 1, sizeof(b) - 1, f);
+  fclose(f);
+  b[n] = 0;
+  const char *p = strrchr(b, ')');  /* the name may hold anything */
+  return p && p[1] == ' ' && p[2] == 'Z';
+}
+
 /* The program's end as the first line shows it. */
 static void live_state(char *b, size_t n, int status)
 {
@@ -147,7 +162,9 @@ int ht_live_term_run(HtFollow *f, pid_t child, int *status, int *reaped, const c
   sa.sa_sigaction = live_on_quit;
   sa.sa_flags = SA_SIGINFO;
   live_quit = 0;
-  live_child = child;
+  /* Signals sent to heaptape go on to the program only if it is ours. */
+  int own = child > 0 && !(waitpid(child, status, WNOHANG) < 0 && errno == ECHILD);
+  live_child = own ? child : 0;
   for (size_t i = 0; i < 3; i++) sigaction(live_ends[i], &sa, &old_end[i]);
   memset(&sa, 0, sizeof(sa));
   sigemptyset(&sa.sa_mask);
@@ -166,8 +183,12 @@ int ht_live_term_run(HtFollow *f, pid_t child, int *status, int *reaped, const c
   while (!live_quit) {
     uint64_t now = live_now();
     if (child > 0 && !*reaped) {
-      pid_t w = waitpid(child, status, WNOHANG);
-      if (w == child) {
+      pid_t w = own ? waitpid(child, status, WNOHANG) : live_gone(child) ? child : 0;
+      if (w == child && !own) {
+        *reaped = 1;
+        v.state = "program ended";
+        next = 0;
+      } else if (w == child) {
         *reaped = 1;
         live_child = 0;
         live_state(state, sizeof(state), *status);

@@ -143,6 +143,14 @@ keys Right; sleep 0.3; ok "right: forward" "$(screen | grep -Eq 'of [0-9.]+s'; e
 keys n; wait_for '\(now\)'; ok "n: back to now" $?
 keys q; sane 'DONE-0' "live FILE, q"
 
+# live --pid: a program recorded elsewhere (plain LD_PRELOAD), its end noticed.
+run "HEAPTAPE_OUTPUT='$T/p.tape' LD_PRELOAD='$LIB' '$GROW' 60 >/dev/null 2>&1 & echo \$! >'$T/p.pid'; '$HEAPTAPE' live --pid \$! '$T/p.tape'; echo DONE-\$?"
+wait_for 'grow_cache .*live_grow.c'; ok "live --pid: a preloaded program's top site, named on the fly" $?
+screen | head -n 1 | grep -q '\[running\]'; ok "live --pid: running" $?
+kill -TERM "$(cat "$T/p.pid")"
+wait_for 'program ended'; ok "live --pid: the process's end is shown" $?
+keys q; sane 'DONE-0' "live --pid, q"
+
 # heaptape's own crash: the handler restores the terminal (modes, screen).
 run "'$HEAPTAPE' live '$T/l.tape'; echo DONE-\$?"
 wait_for 'tape closed'; ok "live FILE again: on screen" $?
