@@ -120,6 +120,8 @@ enum {
   HT_H_FRONTEND = 9,  /* bytes: "native", "lua5.4", "luajit", ... */
   HT_H_TICK = 10,     /* reserved (never written by version 1 writers) */
   HT_H_T0 = 11,       /* uleb: packet clock (ns) at the start: time zero */
+  HT_H_LATE = 12,     /* uleb: recording began this many ns after the process
+                      ** started (`heaptape attach`); absent: from the start */
 };
 #define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
 #define HT_F_SEALED     0x0002 /* header flag: a sealed tape (version 2) */

@@ -253,6 +253,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     case HT_H_FRAMES: if (!ht_ruleb128(&q, qe, &v)) h->frames = (uint32_t)v; break;
     case HT_H_FRONTEND: free(r->hdr_fe); r->hdr_fe = hdr_str(p, n); break;
     case HT_H_T0: if (!ht_ruleb128(&q, qe, &v)) h->clock_start = v; break;
+    case HT_H_LATE: if (!ht_ruleb128(&q, qe, &v)) h->late_ns = v; break;
     default: break; /* unknown fields are skipped */
     }
     p += n;

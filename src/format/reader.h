@@ -67,6 +67,8 @@ typedef struct HtHeader {
   uint32_t frames;           /* max frames */
   const char *frontend;      /* "native", "lua5.4", ... */
   uint64_t clock_start;      /* packet clock at the start (ns), 0 if unknown */
+  uint64_t late_ns;          /* recording began this long after the process
+                                started (attached), 0 = from its start */
 } HtHeader;
 
 /* Damage and totals, known after the scan (ht_reader_open) and final once

@@ -139,7 +139,7 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
   if (exe > 4096) exe = 4096;
   if (argv > 65536) argv = 65536;
   if (fe > 64) fe = 64;
-  size_t cap = HT_HEADER_FIXED + 4 + exe + argv + fe + 16 * 3 * HT_ULEB_MAX;
+  size_t cap = HT_HEADER_FIXED + 4 + exe + argv + fe + 17 * 3 * HT_ULEB_MAX;
   uint8_t *buf = malloc(cap);
   if (!buf) return w->err = HEAPTAPE_E_NOMEM;
   uint8_t *p = ht_wmem(buf, HT_MAGIC, HT_MAGIC_LEN);
@@ -158,6 +158,7 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
   p = field_uleb(p, HT_H_FRAMES, in->frames, 0, 0);
   if (fe) p = field_bytes(p, HT_H_FRONTEND, in->frontend, fe);
   if (in->clock_start) p = field_uleb(p, HT_H_T0, in->clock_start, 0, 0);
+  if (in->late_ns) p = field_uleb(p, HT_H_LATE, in->late_ns, 0, 0);
   ht_wu32(lenp, (uint32_t)(p - lenp - 4));
   p = ht_wu32(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
   pthread_mutex_lock(&w->lock);

@@ -22,6 +22,8 @@ typedef struct HtTapeInfo {
   const char *frontend;      /* "native", "lua5.4", ... or NULL */
   uint16_t flags;            /* HT_F_* */
   uint64_t clock_start;      /* packet clock (ns) at the start, 0 = unknown */
+  uint64_t late_ns;          /* ns from the process's start to the recording's
+                                (attached), 0 = recorded from the start */
 } HtTapeInfo;
 
 typedef struct HtTrailer {
