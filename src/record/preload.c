@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lifecycle.h"
+#include "got.h"
 #include "record.h"
 
 #define PRELOAD HT_API
@@ -399,3 +400,37 @@ PRELOAD void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *
 /* Sized aligned delete. */
 PRELOAD void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)a; ht_record_free(p, HT_K_ALIGNED_SIZED, n); }
 PRELOAD void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)a; ht_record_free(p, HT_K_ALIGNED_SIZED, n); }
+
+/* -- The same functions for relocation hooks (got.c, `heaptape attach`) -------- */
+/* In a process that loaded this library with dlopen, &malloc here would
+** name glibc's malloc (the first definition in the global scope), so the
+** hooks are taken by hidden aliases of the definitions above. C++'s
+** operator new and delete call malloc and free through libstdc++'s own
+** slots, so they are recorded as malloc and free. */
+#define HOOK_ALIAS(name) \
+  extern __typeof(name) hook_##name \
+      __attribute__((alias(#name), copy(name), visibility("hidden")));
+HOOK_ALIAS(malloc)
+HOOK_ALIAS(calloc)
+HOOK_ALIAS(realloc)
+HOOK_ALIAS(free)
+HOOK_ALIAS(memalign)
+HOOK_ALIAS(valloc)
+HOOK_ALIAS(pvalloc)
+HOOK_ALIAS(reallocarray)
+HOOK_ALIAS(posix_memalign)
+HOOK_ALIAS(aligned_alloc)
+
+const HtHook ht_preload_hooks[] = {
+  { "malloc", (void *)hook_malloc },
+  { "calloc", (void *)hook_calloc },
+  { "realloc", (void *)hook_realloc },
+  { "free", (void *)hook_free },
+  { "memalign", (void *)hook_memalign },
+  { "valloc", (void *)hook_valloc },
+  { "pvalloc", (void *)hook_pvalloc },
+  { "reallocarray", (void *)hook_reallocarray },
+  { "posix_memalign", (void *)hook_posix_memalign },
+  { "aligned_alloc", (void *)hook_aligned_alloc },
+  { NULL, NULL }
+};

@@ -21,6 +21,8 @@
 **   env.c                                                   start-up from the environment
 **   lifecycle.c                                             set-up, fork, exec, exit
 **   api.c preload.c                                         public API, libc names
+**   got.c                                                   relocation hooks (attach)
+**   attach.c                                                entry of `heaptape attach`
 */
 
 /* -- glibc's real allocator (no dlsym, so no recursion) -------------------- */

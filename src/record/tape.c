@@ -45,6 +45,8 @@ static Tape tape = { .dict_lock = PTHREAD_MUTEX_INITIALIZER,
                      .quit_lock = PTHREAD_MUTEX_INITIALIZER,
                      .quit_cond = PTHREAD_COND_INITIALIZER };
 static _Atomic uint64_t tape_status = UINT64_MAX; /* exit status for the trailer */
+static _Atomic uint32_t *_Atomic tape_watch_word; /* ht_tape_watch: polled by the writer */
+static void (*tape_watch_fn)(void);  /* run by the writer when it is set */
 
 /* -- The writer thread ------------------------------------------------------ */
 
@@ -174,6 +176,12 @@ static void *tape_thread(void *arg)
     if (now - tape.last_flush >= TAPE_FLUSH_NS) {
       tape.last_flush = now;
       tape_periodic();
+    }
+    _Atomic uint32_t *w = atomic_load(&tape_watch_word);
+    if (w && atomic_load(w) && !atomic_load(&tape.quit)) {
+      tape_watch_fn();                  /* stops the session from this thread */
+      pthread_detach(pthread_self());   /* nobody joins it: it ends here */
+      return NULL;
     }
     if (atomic_load(&tape_main_gone) && !atomic_load(&tape.quit) && tape_alone()) {
       tape.has_thread = 0;              /* the stop in exit must not wait for us */
@@ -344,6 +352,7 @@ int ht_tape_stop(uint64_t status, int ending)
   int e = errno;
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
+  atomic_store(&tape_watch_word, NULL);
   if (tape.has_thread && pthread_equal(pthread_self(), tape.thread))
     tape.has_thread = 0;                 /* the writer ends the process itself */
   tape_writer_pause();
@@ -388,6 +397,13 @@ int ht_tape_loc(uint64_t id, int kind, const char *name, const char *file,
   pthread_mutex_unlock(&tape.dict_lock);
   ht_guard--;
   return rc;
+}
+
+/* Have the writer thread watch word (see tape.h). */
+void ht_tape_watch(_Atomic uint32_t *word, void (*fn)(void))
+{
+  tape_watch_fn = fn;
+  atomic_store(&tape_watch_word, word);
 }
 
 /* 1 between start and stop. */
@@ -443,6 +459,7 @@ int ht_tape_forget(void)
   atomic_store(&ht_g.native, 0);
   atomic_store(&ht_g.running, 0);
   atomic_store(&tape_main_gone, 0);     /* this process's first thread is alive */
+  atomic_store(&tape_watch_word, NULL);
   ht_record_forget_threads();
   if (!was) return HT_TAPE_OFF;
   tape.w = NULL;

@@ -7,7 +7,7 @@
 #include "../format/writer.h"
 
 /* How the running session was started (ht_tape_mode). */
-enum { HT_TAPE_OFF = 0, HT_TAPE_ENV = 1, HT_TAPE_SINK = 2 };
+enum { HT_TAPE_OFF = 0, HT_TAPE_ENV = 1, HT_TAPE_SINK = 2, HT_TAPE_ATTACH = 3 };
 
 /* Start a session writing to sink (on_stop called once after the trailer);
 ** native: record the process's malloc/free from the start; mode: HT_TAPE_ENV
@@ -20,6 +20,10 @@ int ht_tape_stop(uint64_t status, int ending) HT_HIDDEN;
 /* Declare a runtime location for the dictionary written at stop. */
 int ht_tape_loc(uint64_t id, int kind, const char *name, const char *file,
                 uint32_t line, uint64_t aux) HT_HIDDEN;
+/* The writer thread polls *word every round; when it is non-zero the
+** thread calls fn (which stops the session, from that thread) and ends,
+** detached. For the session running now; a stop forgets it. */
+void ht_tape_watch(_Atomic uint32_t *word, void (*fn)(void)) HT_HIDDEN;
 /* 1 between start and stop. */
 int ht_tape_active(void) HT_HIDDEN;
 /* HT_TAPE_* of the session (HT_TAPE_OFF once stopped). */
