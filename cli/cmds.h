@@ -4,6 +4,8 @@
 #define HT_CMDS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* Exit statuses: 0 success, 1 the job failed, 2 bad usage. */
 enum { HT_EXIT_OK = 0, HT_EXIT_FAIL = 1, HT_EXIT_USAGE = 2 };
@@ -23,6 +25,15 @@ int cmd_symbolize(int argc, char **argv);
 int cmd_seal(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+
+/* Shared by attach and detach (cli/cmd_attach.c): ask the recorder in pid
+** (control block at ctl_addr) to detach and wait; 0 detached, 1 the process
+** ended or exec'd, -1 it did not within 10 s. */
+int ht_attach_stop(pid_t pid, uintptr_t ctl_addr);
+/* Symbolise the tape and print the summary line; 0 or -1. */
+int ht_attach_finish(const char *tape, int no_symbols);
 
 struct HtReader;
 /* Open a tape; on failure print "heaptape: <path>: <problem>", return -1. */

@@ -17,6 +17,8 @@ typedef struct Cmd {
 static const Cmd cmds[] = {
   {"record", cmd_record, "run a program and record its heap onto a tape"},
   {"live",   cmd_live,   "a terminal view following a tape while it is written"},
+  {"attach", cmd_attach, "record a running process's heap (until Ctrl-C or detach)"},
+  {"detach", cmd_detach, "end a recording heaptape attach started"},
   {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
   {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
   {"dump",   cmd_dump,   "print every record of a tape as text"},
