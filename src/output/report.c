@@ -225,6 +225,9 @@ static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o, const
             h->sample);
   else
     fprintf(f, "  recorded             every allocation\n");
+  if (h->late_ns)                        /* heaptape attach: the process ran before */
+    fprintf(f, "  started late         attached %.1f s after the process started; "
+            "earlier blocks are not on the tape\n", (double)h->late_ns / 1e9);
   fprintf(f, "  duration             %.3f s\n", secs);
   fprintf(f, "  allocation calls     %" PRIu64 " (%.1f/s)\n", m->allocs,
           secs > 0 ? (double)m->allocs / secs : 0.0);
@@ -240,7 +243,9 @@ static void text_summary(FILE *f, const HtModel *m, const HtReportOpts *o, const
           leak_sites, report_s(leak_sites));
   fprintf(f, "  temporary            %" PRIu64 " allocations (%.1f%% of calls)\n",
           m->temp, report_pct(m->temp, m->allocs));
-  if (m->unknown_frees)
+  if (m->unknown_frees && h->late_ns)
+    fprintf(f, "  freed, allocated before recording  %" PRIu64 "\n", m->unknown_frees);
+  else if (m->unknown_frees)
     fprintf(f, "  unknown frees        %" PRIu64 " (blocks allocated before recording)\n",
             m->unknown_frees);
   if (m->lost)
@@ -529,6 +534,8 @@ void ht_report_json(FILE *f, const HtModel *m, const HtReportOpts *o)
   fprintf(f, ",\n  \"pid\": %" PRIu32 ",\n  \"frontend\": ", h->pid);
   ht_json_str(f, h->frontend && h->frontend[0] ? h->frontend : "native", 0);
   fprintf(f, ",\n  \"sampling_interval\": %" PRIu64 ",\n", h->sample);
+  if (h->late_ns)                        /* heaptape attach */
+    fprintf(f, "  \"attached_after_ns\": %" PRIu64 ",\n", h->late_ns);
   Rows w;
   if (rows_init(&w, m, o->by_stack)) { fprintf(f, "null\n"); return; }
   uint32_t leak_sites = 0, leak_locs = 0;
