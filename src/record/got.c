@@ -35,6 +35,9 @@
 typedef struct GotFn {
   const char *name;                   /* libc name */
   uintptr_t real;                     /* glibc's definition */
+  uintptr_t alt;                      /* the executable's PLT entry standing for
+                                      ** it (a non-PIE program that takes its
+                                      ** address: every object binds to that), or 0 */
   uintptr_t hook;                     /* what slots get */
 } GotFn;
 
@@ -183,7 +186,8 @@ static int got_relocs(GotScan *sc, const GotObj *o, const ElfW(Rela) *rel, size_
     }
     if (got_is_hook(v)) { sc->slots++; any = 1; continue; }
     int unbound = type == R_X86_64_JUMP_SLOT && v >= o->lo && v < o->hi;
-    if (v != f->real && !unbound) continue;   /* not glibc's: the program's choice */
+    if (v != f->real && (!f->alt || v != f->alt) && !unbound)
+      continue;                                 /* not glibc's: the program's choice */
     if (got_note(a, v) || got_store(a, f->hook, ro)) continue;
     sc->slots++;
     any = 1;
@@ -252,6 +256,44 @@ static int got_scan(GotScan *sc)
 
 /* -- Hook and restore --------------------------------------------------------------- */
 
+typedef struct GotExe { const char *name; uintptr_t addr; int found; } GotExe;
+
+/* dl_iterate_phdr callback on the first object (the executable): is addr
+** in its code and does it import name through a JUMP_SLOT? */
+static int got_exe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  (void)size;
+  GotExe *x = arg;
+  const ElfW(Dyn) *dyn = NULL;
+  int in = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)lo;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && x->addr >= lo && x->addr < lo + ph->p_memsz)
+      in = 1;
+  }
+  if (!in || !dyn) return 1;
+  GotObj o;
+  memset(&o, 0, sizeof(o));
+  o.base = info->dlpi_addr;
+  uintptr_t jmprel = 0;
+  size_t n = 0;
+  for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+    switch (d->d_tag) {
+    case DT_SYMTAB: o.sym = (const ElfW(Sym) *)got_ptr(&o, d->d_un.d_ptr); break;
+    case DT_STRTAB: o.str = (const char *)got_ptr(&o, d->d_un.d_ptr); break;
+    case DT_JMPREL: jmprel = got_ptr(&o, d->d_un.d_ptr); break;
+    case DT_PLTRELSZ: n = d->d_un.d_val / sizeof(ElfW(Rela)); break;
+    }
+  const ElfW(Rela) *rel = (const ElfW(Rela) *)jmprel;
+  for (size_t i = 0; rel && o.sym && o.str && i < n; i++) {
+    size_t si = ELF64_R_SYM(rel[i].r_info);
+    if (si && !strcmp(o.str + o.sym[si].st_name, x->name)) { x->found = 1; break; }
+  }
+  return 1;
+}
+
 /* glibc's definitions of the hooked names, once: a name whose definition
 ** in the process is not glibc's (the program's own malloc) is not hooked. */
 static int got_resolve(void)
@@ -262,14 +304,17 @@ static int got_resolve(void)
   got_real_dlopen = (void *(*)(const char *, int))dlsym(libc, "dlopen");
   got_real_dlclose = (int (*)(void *))dlsym(libc, "dlclose");
   for (const HtHook *h = ht_preload_hooks; h->name && got_nfn < GOT_MAXFN - 2; h++) {
-    void *real = dlsym(libc, h->name);
-    if (real && dlsym(RTLD_DEFAULT, h->name) == real)
-      got_fn[got_nfn++] = (GotFn){ h->name, (uintptr_t)real, (uintptr_t)h->fn };
+    void *real = dlsym(libc, h->name), *def = dlsym(RTLD_DEFAULT, h->name);
+    GotExe x = { h->name, (uintptr_t)def, 0 };
+    if (real && def != real) dl_iterate_phdr(got_exe, &x);  /* the program's PLT entry? */
+    if (real && (def == real || x.found))
+      got_fn[got_nfn++] = (GotFn){ h->name, (uintptr_t)real, def == real ? 0 : (uintptr_t)def,
+                                   (uintptr_t)h->fn };
   }
   if (got_real_dlopen)
-    got_fn[got_nfn++] = (GotFn){ "dlopen", (uintptr_t)got_real_dlopen, (uintptr_t)got_dlopen };
+    got_fn[got_nfn++] = (GotFn){ "dlopen", (uintptr_t)got_real_dlopen, 0, (uintptr_t)got_dlopen };
   if (got_real_dlclose)
-    got_fn[got_nfn++] = (GotFn){ "dlclose", (uintptr_t)got_real_dlclose, (uintptr_t)got_dlclose };
+    got_fn[got_nfn++] = (GotFn){ "dlclose", (uintptr_t)got_real_dlclose, 0, (uintptr_t)got_dlclose };
   dlclose(libc);
   return got_nfn ? 0 : -1;
 }
