@@ -239,6 +239,7 @@ $(B)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread -ldl $(PROG_LIBS_$*)
 PROG_LIBS_hard_alloc = -lstdc++
+PROG_LIBS_attach_static = -static
 $(B)/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -g -O1 -fno-omit-frame-pointer -o $@ $< -lpthread

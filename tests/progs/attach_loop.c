@@ -66,6 +66,7 @@ static void *work(void *arg)
     counted += window;
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
     if (++i % 64 == 0 && id == 0) usleep(200);
+    else if (i % 4096 == 0) usleep(500);      /* the other threads: heavy, bounded */
   }
   for (int j = 0; j < RING; j++) free(ring[j]);
   return NULL;
