@@ -65,13 +65,16 @@ static HtAttachCtl *attach_fail(int err, const char *why)
   return c;
 }
 
-/* Detach, on the writer thread (ht_tape_watch): hooks back, tape closed. */
+/* Detach, on the writer thread (ht_tape_watch): tape closed, hooks back.
+** In that order: once recording is off every hook is a plain forward, so
+** no free goes unrecorded (through a slot already put back) while an
+** allocation of the same block is still recorded through another. */
 static void attach_detach(void)
 {
   HtAttachCtl *c = &heaptape_attach_ctl;
+  ht_tape_stop(UINT64_MAX, 0);
   ht_got_restore();
   c->slots = c->objects = 0;
-  ht_tape_stop(UINT64_MAX, 0);
   atomic_store((_Atomic uint32_t *)&c->stop, 0);
   atomic_store((_Atomic uint32_t *)&c->state, HT_AS_DONE);
 }
@@ -117,7 +120,10 @@ HT_API HtAttachCtl *heaptape_attach_entry(const char *spec)
   info.late_ns = attach_num(spec, "late", 1);
   info.frontend = "native";
   if (!info.late_ns) info.late_ns = 1;   /* (0 would read as "from the start") */
-  int rc = ht_tape_start(ht_tapefile_sink, NULL, ht_tapefile_close, &info, 1, HT_TAPE_ATTACH);
+  /* Native recording goes on only once every slot is hooked: a block
+  ** allocated through a hooked slot must not be freed through one not yet
+  ** hooked (the tape would see it live when its address comes back). */
+  int rc = ht_tape_start(ht_tapefile_sink, NULL, ht_tapefile_close, &info, 0, HT_TAPE_ATTACH);
   if (rc) {
     ht_tapefile_close(NULL);
     ht_guard--;
@@ -129,6 +135,7 @@ HT_API HtAttachCtl *heaptape_attach_entry(const char *spec)
     ht_guard--;
     return attach_fail(HEAPTAPE_E_MISUSE, "glibc's allocator functions not found");
   }
+  atomic_store(&ht_g.native, 1);
   if (!attach_forked) attach_forked = !pthread_atfork(NULL, NULL, attach_atfork_child);
   memcpy(c->tape, path, strlen(path) + 1);
   c->slots = slots;
