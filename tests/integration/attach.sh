@@ -123,6 +123,56 @@ wait $A; rc=$?
 [ $rc = 0 ] && grep -q 'exited' "$T/atte.err"; ok "process exits while attached: attach says so, exit 0" $?
 "$HEAPTAPE" dump --no-stacks "$T/e.tape" | tail -n 1 | grep -q 'trailer yes'; ok "process exits while attached: the tape has its trailer" $?
 
+# -- heaptape attach killed: heaptape detach finishes alone -----------------------------------------
+"$LOOP" >/dev/null 2>"$T/k.err" & P=$!
+until_line "$T/k.err" '^ready'
+"$HEAPTAPE" attach -o "$T/k.tape" $P 2>"$T/attk.err" & A=$!
+until_line "$T/attk.err" 'recording process'
+kill -9 $A; wait $A 2>/dev/null
+[ "$(ls /proc/$P/task | wc -l)" = 2 ]; ok "attach killed: the process goes on recording" $?
+"$HEAPTAPE" detach $P 2>"$T/detk.err"; rc=$?
+ok "attach killed: heaptape detach ends it alone (exit $rc: $(tail -n 1 "$T/detk.err"))" $rc
+"$HEAPTAPE" dump --no-stacks "$T/k.tape" | tail -n 1 | grep -q 'trailer yes'; ok "attach killed: the tape has its trailer" $?
+"$HEAPTAPE" report "$T/k.tape" 2>&1 | grep -q 'attach_loop.c'; ok "attach killed: the tape is symbolised" $?
+[ "$(ls /proc/$P/task | wc -l)" = 1 ]; ok "attach killed: no extra thread after detach" $?
+kill -USR2 $P; wait $P; ok "attach killed: program exits 0" $?
+
+# -- fork and exec while attached ---------------------------------------------------------------------
+# A forked child runs with the hooks put back (and the parent goes on
+# recording); an exec ends the recording at the exec (a tape without
+# trailer, readable up to the last flush).
+cat >"$T/fe.py" <<'PY'
+import os, signal, time
+def on_fork(*a):
+    pid = os.fork()
+    if pid == 0:
+        s = [str(i) * 100 for i in range(20000)]
+        print("child", len("".join(s)), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("parent waited", flush=True)
+signal.signal(signal.SIGUSR1, on_fork)
+signal.signal(signal.SIGHUP, lambda *a: os.execv("/bin/sleep", ["sleep", "1"]))
+d = {}
+print("ready", flush=True)
+while True:
+    for i in range(300): d[i % 500] = [str(i)] * (100 + i % 7)
+    time.sleep(0.001)
+PY
+/usr/bin/python3 "$T/fe.py" >"$T/fe.out" 2>&1 & P=$!
+until_line "$T/fe.out" '^ready'
+"$HEAPTAPE" attach -o "$T/fe.tape" $P 2>"$T/attfe.err" & A=$!
+until_line "$T/attfe.err" 'recording process'
+kill -USR1 $P
+until_line "$T/fe.out" '^parent waited'; ok "fork while attached: the child runs and ends ($(grep child "$T/fe.out"))" $?
+[ "$(ls /proc/$P/task | wc -l)" = 2 ]; ok "fork while attached: the parent still records" $?
+kill -HUP $P
+wait $A; rc=$?
+[ $rc = 0 ] && grep -q 'replaced its program (exec)' "$T/attfe.err"; ok "exec while attached: attach says so, exit 0 ($(sed -n 2p "$T/attfe.err"))" $?
+wait $P; ok "exec while attached: the new program runs to its end" $?
+sum=$(check "$T/fe.tape"); r=$?
+[ $r = 0 ] && [ "$(field allocs "$sum")" -gt 100 ]; ok "exec while attached: the tape reads, orderly ($sum)" $?
+
 # -- Refusals: one line, exit 1, nothing done ------------------------------------------------------
 tmp=$T
 . "$(dirname "$0")/expect.inc"

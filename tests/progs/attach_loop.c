@@ -5,7 +5,8 @@
 ** window's count on stderr; SIGUSR2 ends the loop; then a fixed final phase
 ** prints a checksum on stdout, the same whether attached or not.
 ** Usage: attach_loop [THREADS]  (THREADS > 1: that many threads allocate,
-** each freeing blocks the next one made, until SIGUSR2). */
+** each freeing blocks the next one made, until SIGUSR2). ATTACH_LOOP_BUSY=1:
+** no pauses, so a window's count is the allocation rate (bench/). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #define RING 64
 static volatile sig_atomic_t toggles, quit;
 static _Atomic uint64_t total;           /* allocation calls, all threads */
+static int busy;                         /* ATTACH_LOOP_BUSY=1: never sleep (bench/) */
 
 static void on_usr1(int s) { (void)s; toggles++; }
 static void on_usr2(int s) { (void)s; quit = 1; }
@@ -65,8 +67,8 @@ static void *work(void *arg)
     else { free(ring[slot]); ring[slot] = one(k, 16 + (i * 37) % 1024, NULL); }
     counted += window;
     atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
-    if (++i % 64 == 0 && id == 0) usleep(200);
-    else if (i % 4096 == 0) usleep(500);      /* the other threads: heavy, bounded */
+    if (++i % 64 == 0 && id == 0 && !busy) usleep(200);
+    else if (i % 4096 == 0 && !busy) usleep(500);  /* the other threads: heavy, bounded */
   }
   for (int j = 0; j < RING; j++) free(ring[j]);
   return NULL;
@@ -75,6 +77,7 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
   int threads = argc > 1 ? atoi(argv[1]) : 1;
+  busy = getenv("ATTACH_LOOP_BUSY") && atoi(getenv("ATTACH_LOOP_BUSY"));
   signal(SIGUSR1, on_usr1);
   signal(SIGUSR2, on_usr2);
   fprintf(stderr, "ready %d\n", (int)getpid());
