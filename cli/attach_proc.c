@@ -93,7 +93,8 @@ int ht_proc_preloaded(pid_t pid)
 
 /* -- Objects and symbols ---------------------------------------------------------- */
 
-/* The object named base: the lowest mapping of a file of that name, and its path. */
+/* The object named base (a file name, or a whole path when it starts with
+** '/'): the lowest mapping of that file, and its path. */
 static int proc_mapping(pid_t pid, const char *base, uintptr_t *lo, uint64_t *off,
                         char *path, size_t cap)
 {
@@ -109,7 +110,7 @@ static int proc_mapping(pid_t pid, const char *base, uintptr_t *lo, uint64_t *of
     char *p = line + pos;
     p[strcspn(p, "\n")] = 0;
     const char *slash = strrchr(p, '/');
-    if (p[0] != '/' || strcmp(slash + 1, base)) continue;
+    if (p[0] != '/' || strcmp(base[0] == '/' ? p : slash + 1, base)) continue;
     if (found < 0 || a < *lo) { *lo = a; *off = o; snprintf(path, cap, "%s", p); found = 0; }
   }
   fclose(f);

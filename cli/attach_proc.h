@@ -17,8 +17,8 @@ uint64_t ht_proc_age_ns(pid_t pid);
 long ht_proc_uid(pid_t pid);
 /* Is /proc/PID/maps readable? 0, or the errno of opening it. */
 int ht_proc_maps_errno(pid_t pid);
-/* The object whose file is named base (libc.so.6) in the process: its load
-** bias and its path as seen from here (through /proc/PID/root). 0 or -1. */
+/* The object whose file is named base (libc.so.6; or, starting with '/', the
+** file at that path) in the process: its load bias and its path. 0 or -1. */
 int ht_proc_object(pid_t pid, const char *base, uintptr_t *bias, char *path, size_t cap);
 /* The address in the process of dynamic symbol sym of that object; 0 or -1. */
 int ht_proc_symbol(pid_t pid, const char *base, const char *sym, uintptr_t *addr);

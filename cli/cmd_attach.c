@@ -1,5 +1,6 @@
 /* heaptape -- `heaptape attach PID`: load the recorder into a running process,
 ** record until Ctrl-C, --duration or the process's end, detach, finalise. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -136,15 +137,36 @@ static long attach_tracer(pid_t pid)
   return t;
 }
 
+/* The thread to borrow: the main one, unless it has ended (pthread_exit). */
+static pid_t attach_thread(pid_t pid)
+{
+  if (ht_proc_state(pid) != 'Z') return pid;
+  char dir[64];
+  snprintf(dir, sizeof(dir), "/proc/%ld/task", (long)pid);
+  DIR *d = opendir(dir);
+  pid_t found = pid;
+  for (struct dirent *e; d && found == pid && (e = readdir(d)); ) {
+    char q[96], b[512];
+    snprintf(q, sizeof(q), "%s/%.20s/stat", dir, e->d_name);
+    FILE *g = e->d_name[0] != '.' ? fopen(q, "re") : NULL;
+    if (!g) continue;
+    if (fgets(b, sizeof(b), g) && strrchr(b, ')') && strrchr(b, ')')[2] != 'Z')
+      found = (pid_t)atol(e->d_name);
+    fclose(g);
+  }
+  if (d) closedir(d);
+  return found;
+}
+
 /* Everything that refuses an attach without touching the process; 0 or
 ** -1 after the one line saying why. */
-static int attach_check(pid_t pid)
+static int attach_check(pid_t pid, pid_t who)
 {
-  char st = ht_proc_state(pid);
+  char st = ht_proc_state(who);      /* (who: a live thread, when main has ended) */
   if (pid == getpid()) { ht_cli_error("attach: cannot attach to heaptape itself"); return -1; }
   if (!st) { ht_cli_error("attach: no such process: %ld", (long)pid); return -1; }
   if (st == 'Z' || st == 'X') { ht_cli_error("attach: process %ld has exited", (long)pid); return -1; }
-  int e = ht_proc_maps_errno(pid);
+  int e = ht_proc_maps_errno(who);
   if (e) {
     char why[256];
     attach_why_eperm(pid, why, sizeof(why));
@@ -159,27 +181,27 @@ static int attach_check(pid_t pid)
                       "continue it first (kill -CONT %ld)", (long)pid, (long)pid);
     return -1;
   }
-  long t = attach_tracer(pid);
+  long t = attach_tracer(who);
   if (t) {
     ht_cli_error("attach: process %ld is already traced by process %ld (a debugger?)", (long)pid, t);
     return -1;
   }
   uintptr_t lo;
   char path[PATH_MAX];
-  if (ht_proc_object(pid, "libc.so.6", &lo, path, sizeof(path))) {
+  if (ht_proc_object(who, "libc.so.6", &lo, path, sizeof(path))) {
     ht_cli_error("attach: process %ld is statically linked (no libc.so.6 loaded): its "
                  "allocator cannot be hooked", (long)pid);
     return -1;
   }
   HtAttachCtl c;
   uintptr_t ca;
-  if (ht_proc_ctl(pid, &ca, &c) == 1 && c.state == HT_AS_RECORDING) {
+  if (ht_proc_ctl(who, &ca, &c) == 1 && c.state == HT_AS_RECORDING) {
     ht_cli_error("attach: process %ld is already being recorded (heaptape attach, pid %u, "
                  "tape %s); heaptape detach %ld stops it", (long)pid, c.attacher, c.tape,
                  (long)pid);
     return -1;
   }
-  if (ht_proc_preloaded(pid) && ht_proc_object(pid, "libheaptape.so", &lo, path, sizeof(path)) == 0) {
+  if (ht_proc_preloaded(who) && ht_proc_object(who, "libheaptape.so", &lo, path, sizeof(path)) == 0) {
     ht_cli_error("attach: process %ld is already being recorded (libheaptape.so preloaded)",
                  (long)pid);
     return -1;
@@ -187,38 +209,23 @@ static int attach_check(pid_t pid)
   return 0;
 }
 
-/* The thread to borrow: the main one, unless it has ended (pthread_exit). */
-static pid_t attach_thread(pid_t pid)
-{
-  if (ht_proc_state(pid) != 'Z') return pid;
-  for (long t = pid + 1; t < pid + 65536; t++) {
-    char q[96], b[512];
-    snprintf(q, sizeof(q), "/proc/%ld/task/%ld/stat", (long)pid, t);
-    FILE *g = fopen(q, "re");
-    if (!g) continue;
-    int ok = fgets(b, sizeof(b), g) && strrchr(b, ')') && strrchr(b, ')')[2] != 'Z';
-    fclose(g);
-    if (ok) return (pid_t)t;
-  }
-  return pid;
-}
-
 /* -- Getting in -------------------------------------------------------------------- */
 
 /* Load the library into pid and start recording; the control block's
 ** address in *ctl_addr. 0, or -1 after the line saying why. */
-static int attach_inject(pid_t pid, const char *lib, const char *spec, uintptr_t *ctl_addr)
+static int attach_inject(pid_t pid, pid_t who, const char *lib, const char *spec,
+                         uintptr_t *ctl_addr)
 {
   uintptr_t dlopen_fn, dlerror_fn, entry, handle = 0, ret = 0;
-  if (ht_proc_symbol(pid, "libc.so.6", "dlopen", &dlopen_fn) ||
-      ht_proc_symbol(pid, "libc.so.6", "dlerror", &dlerror_fn)) {
+  if (ht_proc_symbol(who, "libc.so.6", "dlopen", &dlopen_fn) ||
+      ht_proc_symbol(who, "libc.so.6", "dlerror", &dlerror_fn)) {
     ht_cli_error("attach: process %ld: no dlopen in its libc.so.6 (glibc older than 2.34?)",
                  (long)pid);
     return -1;
   }
   HtInject *in;
   char err[256];
-  int e = ht_inject_open(pid, attach_thread(pid), &in, err, sizeof(err));
+  int e = ht_inject_open(who, who, &in, err, sizeof(err));
   if (e == EPERM) {
     char why[256];
     attach_why_eperm(pid, why, sizeof(why));
@@ -235,12 +242,12 @@ static int attach_inject(pid_t pid, const char *lib, const char *spec, uintptr_t
   if (!handle) {
     char msg[256] = "unknown reason";
     if (!ht_inject_call(in, dlerror_fn, 0, 0, 0, &ret, err, sizeof(err)) && ret &&
-        !ht_proc_read(pid, ret, msg, sizeof(msg) - 1))
+        !ht_proc_read(who, ret, msg, sizeof(msg) - 1))
       msg[sizeof(msg) - 1] = 0;
     snprintf(err, sizeof(err), "cannot load %s: %s", lib, msg);
     goto out;
   }
-  if (ht_proc_symbol(pid, "libheaptape.so", "heaptape_attach_entry", &entry)) {
+  if (ht_proc_symbol(who, lib, "heaptape_attach_entry", &entry)) {   /* (this copy) */
     snprintf(err, sizeof(err), "libheaptape.so loaded but its entry point not found");
     goto out;
   }
@@ -274,22 +281,27 @@ static int attach_find_lib(char *out, size_t cap)
 
 /* Wait for the end of the recording; 0 detached by us, 1 the process
 ** ended or exec'd, 2 detached by someone else. */
-static int attach_wait(pid_t pid, uintptr_t ca, uint64_t duration_ns)
+static int attach_wait(pid_t pid, pid_t who, uintptr_t ca, uint64_t duration_ns)
 {
   int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
   uint64_t end = duration_ns ? attach_now() + duration_ns : UINT64_MAX;
   for (;;) {
     if (attach_quit || attach_now() >= end) {
-      int r = ht_attach_stop(pid, ca);
+      int r = ht_attach_stop(who, ca);
       if (r < 0) ht_cli_error("attach: process %ld did not detach within 10 s", (long)pid);
       if (pfd >= 0) close(pfd);
       return r > 0 ? 1 : 0;
     }
     struct pollfd p = { pfd, POLLIN, 0 };
-    if (pfd >= 0 && poll(&p, 1, 50) > 0) { close(pfd); return 1; }
+    if (pfd >= 0 && poll(&p, 1, 50) > 0) {
+      close(pfd);
+      pfd = -1;
+      char st = ht_proc_state(who);     /* (readable also once main has ended) */
+      if (!st || st == 'Z' || st == 'X') return 1;
+    }
     if (pfd < 0) { struct timespec ts = { 0, 50000000 }; nanosleep(&ts, NULL); }
     HtAttachCtl c;
-    if (ht_proc_read(pid, ca, &c, sizeof(c)) || memcmp(c.magic, HT_ATTACH_MAGIC, 8)) {
+    if (ht_proc_read(who, ca, &c, sizeof(c)) || memcmp(c.magic, HT_ATTACH_MAGIC, 8)) {
       if (pfd >= 0) close(pfd);
       return 1;                         /* gone, or a new image (exec) */
     }
@@ -338,7 +350,8 @@ int cmd_attach(int argc, char **argv)
   long pid = strtol(pidarg, &end, 10);
   if (*end || pid <= 0 || pid > INT32_MAX)
     return ht_args_bad(&a, "PID takes a process id, not '%s'", pidarg);
-  if (attach_check((pid_t)pid)) return HT_EXIT_FAIL;
+  pid_t who = attach_thread((pid_t)pid);
+  if (attach_check((pid_t)pid, who)) return HT_EXIT_FAIL;
 
   char lib[PATH_MAX];
   if (attach_find_lib(lib, sizeof(lib))) {
@@ -347,7 +360,7 @@ int cmd_attach(int argc, char **argv)
   }
   char exe[PATH_MAX], num[24], name[PATH_MAX + 64], tape[2 * PATH_MAX + 128];
   char link[64];
-  snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
+  snprintf(link, sizeof(link), "/proc/%ld/exe", (long)who);
   ssize_t n = readlink(link, exe, sizeof(exe) - 1);
   exe[n > 0 ? n : 0] = 0;
   const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
@@ -381,9 +394,9 @@ int cmd_attach(int argc, char **argv)
            (unsigned long long)frames, (long)getpid(),
            (unsigned long long)ht_proc_age_ns((pid_t)pid));
   uintptr_t ca;
-  if (attach_inject((pid_t)pid, lib, spec, &ca)) return HT_EXIT_FAIL;
+  if (attach_inject((pid_t)pid, who, lib, spec, &ca)) return HT_EXIT_FAIL;
   HtAttachCtl c;
-  if (ht_proc_read((pid_t)pid, ca, &c, sizeof(c))) {
+  if (ht_proc_read(who, ca, &c, sizeof(c))) {
     ht_cli_error("attach: process %ld ended as the recording started", pid);
     return HT_EXIT_FAIL;
   }
@@ -398,7 +411,7 @@ int cmd_attach(int argc, char **argv)
   }
   fprintf(stderr, "heaptape: recording process %ld (%s): %u slots hooked in %u objects; "
           "Ctrl-C or heaptape detach %ld ends it\n", pid, prog, c.slots, c.objects, pid);
-  int how = attach_wait((pid_t)pid, ca, dur);
+  int how = attach_wait((pid_t)pid, who, ca, dur);
   if (how == 1) {
     if (ht_proc_state((pid_t)pid) && ht_proc_state((pid_t)pid) != 'Z')
       fprintf(stderr, "heaptape: process %ld replaced its program (exec): the recording "
