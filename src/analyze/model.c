@@ -125,11 +125,21 @@ static void model_settle(HtModel *m, HtThread *t)
 {
   if (!t->pend) return;
   t->pend = 0;
-  if (t->pend_loc == HT_LOC_NONE) return;
-  HtLoc *l = &m->loc[t->pend_loc];
-  l->d_n += t->pend_n;
-  l->d_minus += t->pend_bytes;
-  model_override(m, t->pend_loc, t->pend_loc, 1);
+  if (t->pend_site == UINT32_MAX) return;
+  HtSite *s = &m->site[t->pend_site];
+  s->d_n += t->pend_n;
+  s->d_minus += t->pend_bytes;
+}
+
+/* Note that a reallocation at site si replaced a block of site over. */
+static void model_replaced(HtModel *m, uint32_t si, uint32_t over)
+{
+  if (over == UINT32_MAX) return;
+  uint64_t key = (uint64_t)si << 32 | over;
+  if (ht_map_get(&m->over_of, key)) return;
+  if (ht_map_put(&m->over_of, key, 1)) { m->oom = 1; return; }
+  if (model_grow(m, &m->over, m->nover, &m->cover, sizeof(uint64_t))) return;
+  m->over[m->nover++] = key;
 }
 
 /* Allocations a block stands for: 1, or its weight over its size when
@@ -168,21 +178,17 @@ static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
   uint32_t si = model_site(m, &res->blk);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
-  int is_realloc = k == HT_K_REALLOC && t->pend;
   /* memprof classification: a realloc pairs with its thread's pending free. */
-  HtLoc *l = &m->loc[s->loc];
-  if (is_realloc) {
-    l->r_n += n;
-    l->r_plus += w;
-    l->r_minus += t->pend_bytes;
-    model_override(m, s->loc, t->pend_loc, 0);
+  if (k == HT_K_REALLOC && t->pend) {
+    s->r_plus += w;
+    s->r_minus += t->pend_bytes;
+    model_replaced(m, si, t->pend_site);
+    s = &m->site[si];
     t->pend = 0;
     s->f.reallocs += n;
     m->reallocs += n;
   } else {
     model_settle(m, t);
-    l->a_n += n;
-    l->a_plus += w;
   }
   s->f.allocs += n;
   s->f.bytes += w;
@@ -232,7 +238,7 @@ static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
     if (HT_K_HAS_SIZE(ev->kind)) m->unknown_bytes += ev->size;
     if (realloc_free) {  /* realloc of a block from before the recording */
       t->pend = 1;
-      t->pend_loc = HT_LOC_NONE;
+      t->pend_site = UINT32_MAX;
       t->pend_bytes = 0;
       t->pend_n = 0;
     }
@@ -255,14 +261,12 @@ static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
   if (owner->last_addr == b->addr) owner->last_valid = 0;
   if (realloc_free) {
     t->pend = 1;
-    t->pend_loc = s->loc;
+    t->pend_site = (uint32_t)(s - m->site);
     t->pend_bytes = b->weight;
     t->pend_n = n;
   } else {
-    HtLoc *l = &m->loc[s->loc];
-    l->d_n += n;
-    l->d_minus += b->weight;
-    model_override(m, s->loc, s->loc, 1);
+    s->d_n += n;
+    s->d_minus += b->weight;
   }
   ht_timeline_heap(&m->tl, ev->ts, m->heap);
 }
@@ -344,7 +348,8 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   ht_resolve_init(&m->rs);
   ht_resolve_lean(&m->rs, r && ht_reader_sealed(r));  /* the model needs no more */
   if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
-      ht_map_init(&m->over_seen, 256) || ht_map_init(&m->th_of, 16)) {
+      ht_map_init(&m->over_seen, 256) || ht_map_init(&m->over_of, 256) ||
+      ht_map_init(&m->th_of, 16)) {
     ht_model_free(m);
     return HEAPTAPE_E_NOMEM;
   }
@@ -361,6 +366,8 @@ void ht_model_free(HtModel *m)
   free(m->loc); ht_strtab_free(&m->loc_name); free(m->site); free(m->th);
   ht_map_free(&m->site_of);
   ht_map_free(&m->over_seen);
+  free(m->over);
+  ht_map_free(&m->over_of);
   ht_resolve_free(&m->rs); ht_map_free(&m->th_of);
   memset(m, 0, sizeof(*m));
 }
@@ -391,14 +398,39 @@ void ht_model_finish(HtModel *m)
     s->f.peak = s->stamp == m->epoch ? s->saved : s->f.live;
     s->f.peak_n = s->stamp == m->epoch ? s->saved_n : s->f.live_n;
   }
-  for (uint32_t i = 0; i < m->nloc; i++) memset(&m->loc[i].f, 0, sizeof(HtFig));
+  ht_model_derive(m);
+}
+
+/* Location figures: the sums of their sites'. */
+void ht_model_derive(HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nloc; i++) {
+    HtLoc *l = &m->loc[i];
+    memset(&l->f, 0, sizeof(HtFig));
+    l->a_n = l->a_plus = l->r_n = l->r_plus = l->r_minus = l->d_n = l->d_minus = 0;
+    l->nr_over = l->nd_over = 0;
+  }
+  ht_map_clear(&m->over_seen);
   for (uint32_t i = 0; i < m->nsite; i++) {
-    HtFig *a = &m->loc[m->site[i].loc].f, *b = &m->site[i].f;
+    const HtSite *s = &m->site[i];
+    HtLoc *l = &m->loc[s->loc];
+    HtFig *a = &l->f;
+    const HtFig *b = &s->f;
     a->allocs += b->allocs; a->bytes += b->bytes; a->reallocs += b->reallocs;
     a->frees += b->frees; a->freed += b->freed; a->temp += b->temp;
     a->live += b->live; a->live_n += b->live_n; a->peak += b->peak;
     a->peak_n += b->peak_n; a->at += b->at; a->at_n += b->at_n;
+    l->a_n += b->allocs - b->reallocs;
+    l->a_plus += b->bytes - s->r_plus;
+    l->r_n += b->reallocs;
+    l->r_plus += s->r_plus;
+    l->r_minus += s->r_minus;
+    l->d_n += s->d_n;
+    l->d_minus += s->d_minus;
+    if (s->d_n) model_override(m, s->loc, s->loc, 1);
   }
+  for (uint32_t i = 0; i < m->nover; i++)
+    model_override(m, m->site[m->over[i] >> 32].loc, m->site[(uint32_t)m->over[i]].loc, 0);
 }
 
 /* Start loading the site an allocation will touch. */

@@ -60,10 +60,16 @@ typedef struct HtSite {
   uint64_t saved;            /* live bytes at the peak of epoch stamp */
   uint64_t saved_n;          /* live blocks at the peak of epoch stamp */
   HtFig f;                   /* figures */
+  /* memprof figures (see report_memprof.c); the location's are their sums. */
+  uint64_t r_plus;           /* bytes of the reallocations among f.allocs */
+  uint64_t r_minus;          /* bytes of the blocks those reallocations replaced */
+  uint64_t d_n;              /* deallocations of blocks from here */
+  uint64_t d_minus;          /* their bytes */
 } HtSite;
 
 /* One location: the innermost meaningful frame, by display name. Carries
-** the figures of the memprof layout besides the sum of its sites. */
+** the figures of the memprof layout besides the sum of its sites; all are
+** derived from the sites by ht_model_finish. */
 typedef struct HtLoc {
   const char *name;          /* display name (in the model's loc_name table) */
   uint64_t frame;            /* frame value of the first frame seen with it */
@@ -91,7 +97,8 @@ typedef struct HtThread {
   uint64_t last_addr;        /* address of its latest allocation */
   int last_valid;            /* last_addr is still a temporary candidate */
   int pend;                  /* a realloc's free awaits its allocation */
-  uint32_t pend_loc;         /* location of the block the realloc freed */
+  uint32_t pend_site;        /* site of the block the realloc freed, or
+                                UINT32_MAX (allocated before the recording) */
   uint64_t pend_bytes;       /* bytes of that block */
   uint64_t pend_n;           /* count of that block */
 } HtThread;
@@ -131,6 +138,11 @@ struct HtModel {
   size_t cloc;               /* allocated */
   HtStrtab loc_name;         /* location names: id = location index */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */
+  uint64_t *over;            /* (site << 32 | site of the block replaced) of
+                                reallocations, each pair once, first seen first */
+  uint32_t nover;            /* used */
+  size_t cover;              /* allocated */
+  HtMap over_of;             /* site pairs already in over */
   HtResolve rs;              /* resolver of ht_model_event and ht_model_run */
   HtThread *th;              /* threads */
   uint32_t nth;              /* used */
@@ -182,6 +194,9 @@ void ht_model_res(void *m, const HtRes *res) HT_HIDDEN;
 void ht_model_event(HtModel *m, const HtEvent *ev) HT_HIDDEN;
 /* Settle pending state and derive location figures and peak shares. */
 void ht_model_finish(HtModel *m) HT_HIDDEN;
+/* Location figures (and memprof Overrides) as the sums of their sites';
+** done by ht_model_finish. */
+void ht_model_derive(HtModel *m) HT_HIDDEN;
 /* The whole pass: every event of the reader resolved by m->rs, then
 ** finish. Returns 0 or
 ** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). */
