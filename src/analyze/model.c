@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "agg.h"
 #include "frames.h"
 #include "../base/grow.h"
 #include "../../include/heaptape.h"
@@ -105,6 +106,21 @@ static uint32_t model_thread(HtModel *m, uint32_t tid)
   m->th[id].tid = tid;
   if (ht_map_put(&m->th_of, tid, id)) { m->oom = 1; m->nth--; return UINT32_MAX; }
   return id;
+}
+
+/* The site of (stack, tid, rt) for a model filled without a pass (agg.c);
+** thread and domain count only with o.split. UINT32_MAX on OOM. */
+uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt)
+{
+  HtBlock b = {.stack = stack, .tid = tid | (rt ? HT_BLOCK_RT : 0)};
+  return model_site(m, &b);
+}
+
+/* The record of thread tid (agg.c), or NULL on OOM. */
+HtThread *ht_model_thread(HtModel *m, uint32_t tid)
+{
+  uint32_t i = model_thread(m, tid);
+  return i == UINT32_MAX ? NULL : &m->th[i];
 }
 
 /* Save a site's live figures for the current peak before they change. */
@@ -449,10 +465,22 @@ static void model_apply(void *ctx, const HtRes *res)
     m->o.progress(m->o.arg, m->events, ht_reader_stats(m->r)->events);
 }
 
-/* The whole pass: the resolver's (resolve.h), then finish. */
+/* The whole pass: the resolver's (resolve.h), then finish; or, on a sealed
+** tape whose aggregate section says all m needs, no pass (agg.c). */
 int ht_model_run(HtModel *m)
 {
+  if (ht_agg_usable(m)) {
+    int rc = ht_agg_load(m);
+    if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
+    if (rc) return rc;
+  }
   if (ht_resolve_run(&m->rs, m->r, model_apply, model_prefetch, m)) m->oom = 1;
   ht_model_finish(m);
   return m->oom ? HEAPTAPE_E_NOMEM : 0;
+}
+
+/* A reallocation at site si replaced a block of site over (agg.c). */
+void ht_model_replaced(HtModel *m, uint32_t si, uint32_t over)
+{
+  model_replaced(m, si, over);
 }

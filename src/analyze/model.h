@@ -202,6 +202,13 @@ void ht_model_derive(HtModel *m) HT_HIDDEN;
 ** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). */
 int ht_model_run(HtModel *m) HT_HIDDEN;
 
+/* For a model filled without a pass (agg.c): the site of (stack, tid, rt)
+** (tid and rt count only with o.split; UINT32_MAX on OOM), the record of a
+** thread (NULL on OOM), a replaced-block pair of sites. */
+uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt) HT_HIDDEN;
+HtThread *ht_model_thread(HtModel *m, uint32_t tid) HT_HIDDEN;
+void ht_model_replaced(HtModel *m, uint32_t si, uint32_t over) HT_HIDDEN;
+
 /* Live bytes and blocks per location right now, into loc[].scratch (bytes);
 ** used by snapshot callbacks. */
 void ht_model_loc_live(const HtModel *m) HT_HIDDEN;

@@ -1,5 +1,6 @@
 /* heaptape -- sealing: the resolving pass over a journal feeds the sealed
-** tape's writer; the result replaces the journal atomically. */
+** tape's writer and the model whose figures become its aggregate section;
+** the result replaces the journal atomically. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "seal.h"
+#include "agg.h"
 #include "resolve.h"
 #include "symbolize.h"
 #include "../format/sealw.h"
@@ -22,14 +24,33 @@ static double seal_now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Hand one resolved event to the writer with the block it names. */
+/* The writer, and the model whose figures become the aggregate section. */
+typedef struct SealCtx {
+  HtSealW *w;
+  HtModel m;
+} SealCtx;
+
+/* Hand one resolved event to the writer with the block it names, and to
+** the model. */
 static void seal_event(void *ctx, const HtRes *res)
 {
+  SealCtx *c = ctx;
   const HtEvent *ev = res->ev;
   uint64_t back = 0;
   if (ev->type == HT_EV_FREE && res->known) back = res->blk.index + 1;
   else if (ev->type == HT_EV_ALLOC && res->dup) back = res->old.index + 1;
-  ht_sealw_event(ctx, ev, back);
+  ht_sealw_event(c->w, ev, back);
+  ht_model_res(&c->m, res);
+}
+
+/* The aggregate section of the finished pass, or NULL (out of memory). */
+static uint8_t *seal_agg(SealCtx *c, size_t *len)
+{
+  uint8_t *agg = NULL;
+  ht_model_finish(&c->m);
+  if (c->m.oom || ht_agg_encode(&c->m, &agg, len)) return NULL;
+  if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
+  return agg;
 }
 
 /* Seal the tape at path in place. */
@@ -63,14 +84,20 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     ht_reader_close(r);
     return HEAPTAPE_E_IO;
   }
-  HtSealW *w = ht_sealw_new(f, r);
+  SealCtx c = {.w = ht_sealw_new(f, r)};
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
+  int mrc = ht_model_init(&c.m, r, &mo);
   HtResolve rs;
   ht_resolve_init(&rs);
-  rc = w ? ht_resolve_run(&rs, r, seal_event, NULL, w) : HEAPTAPE_E_NOMEM;
-  if (w) {
-    int wrc = ht_sealw_finish(w, r, rs.nallocs, rs.nops, rs.unknown_frees);
+  rc = c.w && !mrc ? ht_resolve_run(&rs, r, seal_event, NULL, &c) : HEAPTAPE_E_NOMEM;
+  if (c.w) {
+    size_t agglen = 0;
+    uint8_t *agg = rc || mrc ? NULL : seal_agg(&c, &agglen);
+    int wrc = ht_sealw_finish(c.w, r, rs.nallocs, rs.nops, rs.unknown_frees, agg, agglen);
+    free(agg);
     if (!rc) rc = wrc;
   }
+  if (!mrc) ht_model_free(&c.m);
   sum->events = ht_reader_stats(r)->events;
   sum->allocs = rs.nallocs;
   sum->journal_bytes = ht_reader_stats(r)->file_bytes;

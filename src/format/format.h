@@ -62,7 +62,12 @@
 **
 ** Version 2, the sealed tape (written by the sealer from a version 1
 ** journal; HT_F_SEALED set; the header's fields are the journal's):
-** sealed      := header DICT* SEVENTS* META STACKS+ INDEX
+** sealed      := header DICT* SEVENTS* META STACKS+ INDEX MODULES? AGG?
+** MODULES     := n:uleb (base:uleb len:uleb path len:uleb bid nseg:uleb
+**                (vaddr:uleb memsz:uleb prot:uleb){nseg}){n} -- version 3:
+**                the MODULE events in order, known to a reader at once
+** AGG         := field*                  -- version 3: the analyses' figures
+**                (src/analyze/agg.c; docs/FORMAT.md "AGG")
 ** META        := field*                  -- the journal's damage and totals
 ** STACKS      := first:uleb n:uleb (up:uleb dframe:uleb){n} -- nodes first..
 **                first+n-1 in order: node i's parent is i - up, its frame
@@ -99,7 +104,8 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 2  /* sealed tapes */
+#define HT_VERSION_SEALED 3  /* sealed tapes: what the sealer writes */
+#define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -133,7 +139,8 @@ enum { HT_UNWIND_NONE = 0, HT_UNWIND_LIBUNWIND = 1, HT_UNWIND_FP = 2,
 
 /* Packet kinds. Unknown kinds are skipped whole. */
 enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3,
-       HT_P_META = 4, HT_P_STACKS = 5, HT_P_SEVENTS = 6, HT_P_INDEX = 7 };
+       HT_P_META = 4, HT_P_STACKS = 5, HT_P_SEVENTS = 6, HT_P_INDEX = 7,
+       HT_P_AGG = 8, HT_P_MODULES = 9 };
 #define HT_PF_ZSTD  0x01  /* body is one zstd frame of rawlen bytes */
 #define HT_PF_KNOWN 0x01
 
@@ -216,6 +223,19 @@ enum {
                          end_ns, first_error_off + 1; then the message (len bytes) */
   HT_M_COUNTS = 2,    /* uleb events, allocations, ops, unresolved frees */
   HT_M_JOURNAL = 3,   /* uleb journal bytes, packets, event packets */
+};
+
+/* AGG fields (version 3): tag:uleb len:uleb payload, each payload ulebs. */
+enum {
+  HT_A_TOTALS = 1,    /* the model's totals (src/analyze/agg.c lists them) */
+  HT_A_COUNTS = 2,    /* n, then n event counts by type, n allocations by
+                         kind family, n allocations by log2 size */
+  HT_A_THREADS = 3,   /* n, then per thread: tid, name (len bytes), events,
+                         allocs, bytes, frees */
+  HT_A_SITES = 4,     /* n, then per (stack, thread, domain): their figures */
+  HT_A_OVERS = 5,     /* n, then n pairs of site indexes (realloc site,
+                         site of the block it replaced) */
+  HT_A_TIMELINE = 6,  /* resolution, n, heap now, n heaps, n RSS */
 };
 
 /* Trailer fields. */

@@ -128,6 +128,8 @@ struct HtReader {
   int sealed;                /* version 2: SEVENTS blocks in r->pk */
   int have_meta;             /* a sealed tape's META was read */
   HtReadStats meta;          /* the journal's reading, from META */
+  uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
+  size_t agglen;             /* its bytes */
   struct SealCur *sc;        /* the sealed block being decoded, or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
@@ -202,7 +204,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
   uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
   if (ver > HT_VERSION_SEALED || ver == 0) {
     snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads "
-             "versions %d and %d)", ver, HT_VERSION, HT_VERSION_SEALED);
+             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_SEALED);
     return HEAPTAPE_E_VERSION;
   }
   uint32_t len = ht_ru32(d + 12);
@@ -219,7 +221,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  if ((ver == HT_VERSION_SEALED) != !!(flags & HT_F_SEALED)) {
+  if ((ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
              (flags & HT_F_SEALED) ? "is" : "is not");
     return HEAPTAPE_E_CORRUPT;
@@ -227,7 +229,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
   HtHeader *h = &r->hdr;
   h->version = ver;
   h->flags = flags;
-  r->sealed = ver == HT_VERSION_SEALED;
+  r->sealed = ver >= HT_VERSION_SEALED_MIN;
   r->hdr_len = hend + 4;
   const uint8_t *p = d + HT_HEADER_FIXED, *end = d + hend;
   while (p < end) {
@@ -461,12 +463,53 @@ static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
   return 0;
 }
 
+static void reader_module(HtReader *r, const HtEvent *ev);
+
+/* Learn the modules of a MODULES body; 0, or -1 when malformed. */
+static int seal_modules(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t n, base, len, blen, nseg;
+  HtSegment segs[64];
+  if (ht_ruleb128(&p, end, &n)) return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    HtEvent ev = {.type = HT_EV_MODULE};
+    if (ht_ruleb128(&p, end, &base) || ht_ruleb128(&p, end, &len) ||
+        len > (uint64_t)(end - p))
+      return -1;
+    ev.addr = base;
+    ev.str = (const char *)p;
+    ev.len = (size_t)len;
+    p += len;
+    if (ht_ruleb128(&p, end, &blen) || blen > (uint64_t)(end - p)) return -1;
+    ev.build_id = p;
+    ev.build_id_len = (size_t)blen;
+    p += blen;
+    if (ht_ruleb128(&p, end, &nseg) || nseg > HT_COUNTOF(segs)) return -1;
+    for (uint64_t k = 0; k < nseg; k++) {
+      uint64_t prot;
+      if (ht_ruleb128(&p, end, &segs[k].vaddr) || ht_ruleb128(&p, end, &segs[k].memsz) ||
+          ht_ruleb128(&p, end, &prot))
+        return -1;
+      segs[k].prot = (uint32_t)prot;
+    }
+    ev.segs = segs;
+    ev.nseg = (size_t)nseg;
+    reader_module(r, &ev);
+  }
+  return 0;
+}
+
 /* After the scan of a sealed tape: the journal's damage and totals are
 ** what readers report (the sealed file's own damage, if any, comes first). */
 static void seal_apply_meta(HtReader *r)
 {
   HtReadStats *st = &r->st, *m = &r->meta;
   r->ts_base = 0;
+  if (st->damaged || st->truncated_bytes) {  /* the events no longer match it */
+    free(r->agg);
+    r->agg = NULL;
+    r->agglen = 0;
+  }
   if (!r->have_meta) return;
   if (st->first_error_off == UINT64_MAX) {
     st->first_error_off = m->first_error_off;
@@ -541,17 +584,30 @@ static int reader_scan(HtReader *r, uint64_t off)
       r->dict_off[r->ndict++] = off;
       r->dict_off[r->ndict++] = n;
     }
-    if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS)) {
+    if (r->sealed && kind == HT_P_AGG && !r->agg) {
+      uint8_t *own;
+      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      if (b && (r->agg = malloc(pr.rawlen ? pr.rawlen : 1))) {
+        memcpy(r->agg, b, pr.rawlen);
+        r->agglen = pr.rawlen;
+      }
+      free(own);
+      off += n;
+      continue;
+    }
+    if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       uint8_t *own;
       const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       int bad = !b || (kind == HT_P_META ? seal_meta(r, b, b + pr.rawlen)
-                                         : seal_stacks(r, b, b + pr.rawlen));
+                       : kind == HT_P_STACKS ? seal_stacks(r, b, b + pr.rawlen)
+                                             : seal_modules(r, b, b + pr.rawlen));
       free(own);
       if (bad) {
         r->st.damaged++;
         r->st.damaged_bytes += n;
         reader_damage(r, off, "damaged %s packet at byte %llu",
-                      kind == HT_P_META ? "summary" : "stack", (unsigned long long)off);
+                      kind == HT_P_META ? "summary" : kind == HT_P_STACKS ? "stack" : "module",
+                      (unsigned long long)off);
       }
       off += n;
       continue;
@@ -598,6 +654,13 @@ static int reader_scan(HtReader *r, uint64_t off)
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
   else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
   return 0;
+}
+
+/* A sealed tape's AGG body, or NULL (none, or the file is damaged). */
+const uint8_t *ht_reader_agg(const HtReader *r, size_t *len)
+{
+  *len = r->agglen;
+  return r->agg;
 }
 
 /* -- Stacks --------------------------------------------------------------- */
@@ -1434,6 +1497,7 @@ void ht_reader_close(HtReader *r)
   ht_map_free(&r->thmap);
   free(r->nodes);
   free(r->nhash);
+  free(r->agg);
   for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
   free(r->mods);
   for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i]);

@@ -132,8 +132,11 @@ int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
 int ht_reader_rewind(HtReader *r) HT_HIDDEN;
 
 const HtHeader *ht_reader_header(const HtReader *r) HT_HIDDEN;
-/* Whether the tape is sealed (version 2): frees come with ev->back. */
+/* Whether the tape is sealed (version 2 or 3): frees come with ev->back. */
 int ht_reader_sealed(const HtReader *r) HT_HIDDEN;
+/* A sealed tape's aggregate figures (the AGG body, src/analyze/agg.c), or
+** NULL when it has none or the sealed file itself is damaged. */
+const uint8_t *ht_reader_agg(const HtReader *r, size_t *len) HT_HIDDEN;
 /* The tape's bytes: its header (*hdrlen bytes, checksum included) first. */
 const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen) HT_HIDDEN;
 /* Whole DICT packet i (header and body, as on the tape), NULL past the end. */

@@ -23,6 +23,8 @@ struct HtSealW {
   uint32_t pid;              /* the journal's process */
   Col col[HT_SC_COUNT];      /* the block being filled */
   Col body, z, index;        /* block body, compressed, the index */
+  Col mods;                  /* the MODULES body after its count */
+  uint64_t nmods;            /* modules in it */
   uint32_t nev;              /* events in the block */
   uint64_t seq0, seq1, ts0;  /* its first and last sequence, first time */
   uint64_t a0;               /* allocation index of its first ALLOC */
@@ -207,6 +209,20 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     col_mem(w, &c[HT_SC_BLOB], ev->str, ev->len);
     break;
   case HT_EV_MODULE:
+    /* Listed apart too, so a reader knows every module without a pass. */
+    col_uleb(w, &w->mods, ev->addr);
+    col_uleb(w, &w->mods, ev->len);
+    col_mem(w, &w->mods, ev->str, ev->len);
+    col_uleb(w, &w->mods, ev->build_id_len);
+    col_mem(w, &w->mods, ev->build_id, ev->build_id_len);
+    col_uleb(w, &w->mods, ev->nseg);
+    for (size_t i = 0; i < ev->nseg; i++) {
+      col_uleb(w, &w->mods, ev->segs[i].vaddr);
+      col_uleb(w, &w->mods, ev->segs[i].memsz);
+      col_uleb(w, &w->mods, ev->segs[i].prot);
+    }
+    w->nmods++;
+    /* fall through */
   case HT_EV_UNLOAD:
     col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
     w->prev_addr = ev->addr;
@@ -260,7 +276,7 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
 
 /* The last block, META, STACKS and INDEX. */
 int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t nops,
-                    uint64_t unresolved)
+                    uint64_t unresolved, const uint8_t *agg, size_t agglen)
 {
   sealw_flush(w);
   const HtReadStats *st = ht_reader_stats(r);
@@ -302,10 +318,15 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
     if (n == 0) break;
   }
   sealw_packet(w, HT_P_INDEX, 0, 0, 0, 0, w->index.p, w->index.n);
+  m.n = 0;
+  col_uleb(w, &m, w->nmods);
+  col_mem(w, &m, w->mods.p, w->mods.n);
+  sealw_packet(w, HT_P_MODULES, 0, 0, 0, 0, m.p, m.n);
+  if (agg) sealw_packet(w, HT_P_AGG, 0, 0, 0, 0, agg, agglen);
   int rc = w->err;
   free(m.p); free(f.p);
   for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
-  free(w->body.p); free(w->z.p); free(w->index.p);
+  free(w->body.p); free(w->z.p); free(w->index.p); free(w->mods.p);
   ZSTD_freeCCtx(w->zc);
   free(w->aaddr);
   free(w);

@@ -1,4 +1,4 @@
-/* heaptape -- the sealed tape's writer (format version 2): header, copied
+/* heaptape -- the sealed tape's writer (format version 3): header, copied
 ** dictionaries, META, STACKS, column-coded event blocks and their index. */
 #ifndef HT_SEALW_H
 #define HT_SEALW_H
@@ -13,9 +13,10 @@ typedef struct HtSealW HtSealW;
 HtSealW *ht_sealw_new(FILE *f, const HtReader *r) HT_HIDDEN;
 /* Add one event in global order; back as HtEvent.back documents it. */
 void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back) HT_HIDDEN;
-/* Write the last block, META (from r's final reading and the counts) and
-** the index; free w. Returns 0, or a HEAPTAPE_E_* code. */
+/* Write the last block, META (from r's final reading and the counts), the
+** index and the aggregate figures agg (an AGG body, or NULL); free w.
+** Returns 0, or a HEAPTAPE_E_* code. */
 int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t nops,
-                    uint64_t unresolved) HT_HIDDEN;
+                    uint64_t unresolved, const uint8_t *agg, size_t agglen) HT_HIDDEN;
 
 #endif

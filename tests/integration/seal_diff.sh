@@ -56,7 +56,7 @@ for t in "$TMP"/*.tape; do
   n=$(basename "$t" .tape)
   cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "$n: sealed (version 2)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   2'"
+  ok "$n: sealed (version 3)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   3'"
   cp "$TMP/s/tape.tape" "$TMP/once"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
   ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"

@@ -1,0 +1,333 @@
+/* heaptape -- a sealed tape's aggregate section: the model's figures
+** encoded once by the sealer and loaded by every analysis that needs no
+** more than them. Layout: docs/FORMAT.md, "AGG". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "../base/grow.h"
+#include "../base/varint.h"
+#include "../../include/heaptape.h"
+
+/*
+** Sites are stored split, one per (stack, thread, domain), because pprof
+** labels samples by thread and domain; a model that does not split merges
+** them by stack as it loads. Every figure of a site adds up under merging
+** (the peak is one moment for all sites), so the merged model is the one a
+** pass would have built. Sites, threads and replaced-block pairs are stored
+** in the order the pass created them, so indexes, and every tie an output
+** breaks by index, come out the same.
+*/
+
+#define AGG_SITE_FIELDS 17     /* values per site (a reader skips more) */
+#define AGG_THREAD_FIELDS 4    /* values per thread after its tid and name */
+
+/* -- Encoding ------------------------------------------------------------- */
+
+typedef struct Buf {
+  uint8_t *p;
+  size_t n, cap;
+  int oom;
+} Buf;
+
+static void buf_uleb(Buf *b, uint64_t v)
+{
+  if (b->oom || ht_grow(&b->p, &b->cap, b->n + 10, 1)) { b->oom = 1; return; }
+  b->n = (size_t)(ht_wuleb128(b->p + b->n, v) - b->p);
+}
+
+static void buf_mem(Buf *b, const void *q, size_t n)
+{
+  if (b->oom || ht_grow(&b->p, &b->cap, b->n + n + 1, 1)) { b->oom = 1; return; }
+  memcpy(b->p + b->n, q, n);
+  b->n += n;
+}
+
+/* Append field tag with the payload f holds; empty f for the next one. */
+static void buf_field(Buf *out, unsigned tag, Buf *f)
+{
+  buf_uleb(out, tag);
+  buf_uleb(out, f->n);
+  buf_mem(out, f->p, f->n);
+  if (f->oom) out->oom = 1;
+  f->n = 0;
+}
+
+static void buf_u64s(Buf *b, const uint64_t *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++) buf_uleb(b, v[i]);
+}
+
+/* The model's totals, in the order of HT_A_TOTALS. */
+#define AGG_TOTALS(m) { (m)->events, (m)->allocs, (m)->bytes, (m)->reallocs, \
+    (m)->frees, (m)->freed, (m)->temp, (m)->unknown_frees, (m)->unknown_bytes, \
+    (m)->dup_allocs, (m)->lost, (m)->heap, (m)->heap_n, (m)->peak, (m)->peak_n, \
+    (m)->peak_ts, (m)->peak_seq, (m)->rss_max, (m)->first_ts, (m)->last_ts, \
+    (uint64_t)(m)->oom }
+#define AGG_NTOTALS 21
+
+int ht_agg_encode(const HtModel *m, uint8_t **out, size_t *len)
+{
+  Buf o = {0}, f = {0};
+  uint64_t tot[AGG_NTOTALS] = AGG_TOTALS(m);
+  buf_u64s(&f, tot, AGG_NTOTALS);
+  buf_field(&o, HT_A_TOTALS, &f);
+
+  buf_uleb(&f, 16);
+  buf_u64s(&f, m->by_type, 16);
+  buf_u64s(&f, m->by_kind, 16);
+  buf_uleb(&f, 65);
+  buf_u64s(&f, m->hist, 65);
+  buf_field(&o, HT_A_COUNTS, &f);
+
+  buf_uleb(&f, m->nth);
+  buf_uleb(&f, AGG_THREAD_FIELDS);
+  for (uint32_t i = 0; i < m->nth; i++) {
+    const HtThread *t = &m->th[i];
+    size_t nl = strnlen(t->name, sizeof(t->name));
+    buf_uleb(&f, t->tid);
+    buf_uleb(&f, nl);
+    buf_mem(&f, t->name, nl);
+    uint64_t v[AGG_THREAD_FIELDS] = {t->events, t->allocs, t->bytes, t->frees};
+    buf_u64s(&f, v, AGG_THREAD_FIELDS);
+  }
+  buf_field(&o, HT_A_THREADS, &f);
+
+  buf_uleb(&f, m->nsite);
+  buf_uleb(&f, AGG_SITE_FIELDS);
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    const HtSite *s = &m->site[i];
+    const HtFig *g = &s->f;
+    uint64_t v[AGG_SITE_FIELDS] = {
+      s->stack, s->tid, s->rt, g->allocs, g->bytes, g->reallocs, g->frees, g->freed,
+      g->temp, g->live, g->live_n, g->peak, g->peak_n, s->r_plus, s->r_minus, s->d_n,
+      s->d_minus};
+    buf_u64s(&f, v, AGG_SITE_FIELDS);
+  }
+  buf_field(&o, HT_A_SITES, &f);
+
+  buf_uleb(&f, m->nover);
+  for (uint32_t i = 0; i < m->nover; i++) {
+    buf_uleb(&f, m->over[i] >> 32);
+    buf_uleb(&f, (uint32_t)m->over[i]);
+  }
+  buf_field(&o, HT_A_OVERS, &f);
+
+  const HtTimeline *tl = &m->tl;
+  buf_uleb(&f, tl->res);
+  buf_uleb(&f, tl->n);
+  buf_uleb(&f, tl->cur);
+  buf_u64s(&f, tl->heap, tl->n);
+  buf_u64s(&f, tl->rss, tl->n);
+  buf_field(&o, HT_A_TIMELINE, &f);
+
+  free(f.p);
+  if (o.oom) { free(o.p); return HEAPTAPE_E_NOMEM; }
+  *out = o.p;
+  *len = o.n;
+  return 0;
+}
+
+/* -- Decoding ------------------------------------------------------------- */
+
+/* A field's payload being read; any short or bad read sets bad. */
+typedef struct Rd {
+  const uint8_t *p, *end;
+  int bad;
+} Rd;
+
+static uint64_t rd_u(Rd *d)
+{
+  uint64_t v = 0;
+  if (!d->bad && ht_ruleb128(&d->p, d->end, &v)) d->bad = 1;
+  return d->bad ? 0 : v;
+}
+
+/* A count of items of at least min_bytes each that the payload can hold. */
+static uint64_t rd_count(Rd *d, size_t min_bytes)
+{
+  uint64_t n = rd_u(d);
+  if (n > (uint64_t)(d->end - d->p) / min_bytes) d->bad = 1;
+  return d->bad ? 0 : n;
+}
+
+/* Skip k values. */
+static void rd_skip(Rd *d, uint64_t k)
+{
+  while (k-- && !d->bad) rd_u(d);
+}
+
+static void agg_totals(HtModel *m, Rd *d)
+{
+  uint64_t v[AGG_NTOTALS];
+  for (size_t i = 0; i < AGG_NTOTALS; i++) v[i] = rd_u(d);
+  uint64_t *dst[AGG_NTOTALS - 1] = {
+    &m->events, &m->allocs, &m->bytes, &m->reallocs, &m->frees, &m->freed, &m->temp,
+    &m->unknown_frees, &m->unknown_bytes, &m->dup_allocs, &m->lost, &m->heap, &m->heap_n,
+    &m->peak, &m->peak_n, &m->peak_ts, &m->peak_seq, &m->rss_max, &m->first_ts,
+    &m->last_ts};
+  for (size_t i = 0; i < AGG_NTOTALS - 1; i++) *dst[i] = v[i];
+  m->oom = v[AGG_NTOTALS - 1] != 0;
+}
+
+/* n values into v[max] (the rest dropped). */
+static void agg_array(Rd *d, uint64_t *v, size_t max)
+{
+  uint64_t n = rd_count(d, 1);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t x = rd_u(d);
+    if (i < max) v[i] = x;
+  }
+}
+
+static void agg_counts(HtModel *m, Rd *d)
+{
+  uint64_t n = rd_count(d, 2);  /* by type, then by kind: n each */
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t x = rd_u(d);
+    if (i < HT_COUNTOF(m->by_type)) m->by_type[i] = x;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t x = rd_u(d);
+    if (i < HT_COUNTOF(m->by_kind)) m->by_kind[i] = x;
+  }
+  agg_array(d, m->hist, HT_COUNTOF(m->hist));
+}
+
+static void agg_threads(HtModel *m, Rd *d)
+{
+  uint64_t n = rd_count(d, 2), k = rd_u(d);
+  if (k < AGG_THREAD_FIELDS) d->bad = 1;
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    uint64_t tid = rd_u(d), nl = rd_u(d);
+    if (tid > UINT32_MAX || nl > (uint64_t)(d->end - d->p)) { d->bad = 1; break; }
+    HtThread *t = ht_model_thread(m, (uint32_t)tid);
+    if (!t) { d->bad = 1; break; }
+    size_t c = nl < sizeof(t->name) - 1 ? (size_t)nl : sizeof(t->name) - 1;
+    memcpy(t->name, d->p, c);
+    t->name[c] = 0;
+    d->p += nl;
+    t->events += rd_u(d);
+    t->allocs += rd_u(d);
+    t->bytes += rd_u(d);
+    t->frees += rd_u(d);
+    rd_skip(d, k - AGG_THREAD_FIELDS);
+  }
+}
+
+/* Sites, merged as m's options say; *map gets each stored site's index in m. */
+static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
+{
+  uint64_t n = rd_count(d, AGG_SITE_FIELDS), k = rd_u(d);
+  if (k < AGG_SITE_FIELDS) d->bad = 1;
+  if (d->bad) return;
+  *map = malloc((n ? n : 1) * sizeof(uint32_t));
+  if (!*map) { d->bad = 1; m->oom = 1; return; }
+  *nmap = n;
+  uint32_t nstack = ht_reader_stack_count(m->r);
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    uint64_t v[AGG_SITE_FIELDS];
+    for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
+    rd_skip(d, k - AGG_SITE_FIELDS);
+    if (d->bad || v[0] > nstack || v[1] > UINT32_MAX || v[2] > 1) { d->bad = 1; break; }
+    uint32_t si = ht_model_site(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2]);
+    if (si == UINT32_MAX) { d->bad = 1; break; }
+    (*map)[i] = si;
+    HtSite *s = &m->site[si];
+    HtFig *g = &s->f;
+    g->allocs += v[3]; g->bytes += v[4]; g->reallocs += v[5]; g->frees += v[6];
+    g->freed += v[7]; g->temp += v[8]; g->live += v[9]; g->live_n += v[10];
+    g->peak += v[11]; g->peak_n += v[12];
+    s->r_plus += v[13]; s->r_minus += v[14]; s->d_n += v[15]; s->d_minus += v[16];
+  }
+}
+
+static void agg_overs(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap)
+{
+  uint64_t n = rd_count(d, 2);
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    uint64_t a = rd_u(d), b = rd_u(d);
+    if (a >= nmap || b >= nmap) { d->bad = 1; break; }
+    ht_model_replaced(m, map[a], map[b]);
+  }
+}
+
+static void agg_timeline(HtModel *m, Rd *d)
+{
+  HtTimeline *tl = &m->tl;
+  uint64_t res = rd_u(d), n = rd_u(d), cur = rd_u(d);
+  if (d->bad || res == 0 || n > HT_TL_BUCKETS) { d->bad = 1; return; }
+  tl->res = res;
+  tl->n = (uint32_t)n;
+  tl->cur = cur;
+  for (uint64_t i = 0; i < n; i++) tl->heap[i] = rd_u(d);
+  for (uint64_t i = 0; i < n; i++) tl->rss[i] = rd_u(d);
+}
+
+int ht_agg_usable(const HtModel *m)
+{
+  size_t len;
+  return m->r && ht_reader_agg(m->r, &len) && m->o.at_ns == UINT64_MAX && !m->o.snap_ns &&
+         !m->o.on_rss && !m->o.since_ns;
+}
+
+/* Decode every field; 1 done, 0 malformed. */
+static int agg_decode(HtModel *m, const uint8_t *p, const uint8_t *end)
+{
+  uint32_t *map = NULL;
+  uint64_t nmap = 0;
+  unsigned seen = 0;
+  int ok = 1;
+  while (ok && p < end) {
+    uint64_t tag, n;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) ||
+        n > (uint64_t)(end - p)) { ok = 0; break; }
+    Rd d = {p, p + n, 0};
+    p += n;
+    switch (tag) {
+    case HT_A_TOTALS: agg_totals(m, &d); break;
+    case HT_A_COUNTS: agg_counts(m, &d); break;
+    case HT_A_THREADS: agg_threads(m, &d); break;
+    case HT_A_SITES: if (!map) agg_sites(m, &d, &map, &nmap); else d.bad = 1; break;
+    case HT_A_OVERS: agg_overs(m, &d, map, nmap); break;  /* after SITES */
+    case HT_A_TIMELINE: agg_timeline(m, &d); break;
+    default: continue;  /* a later version's field */
+    }
+    if (d.bad || tag >= 32 || (seen & 1u << tag)) ok = 0;
+    seen |= 1u << tag;
+  }
+  free(map);
+  unsigned need = 1u << HT_A_TOTALS | 1u << HT_A_COUNTS | 1u << HT_A_THREADS |
+                  1u << HT_A_SITES | 1u << HT_A_OVERS | 1u << HT_A_TIMELINE;
+  return ok && (seen & need) == need;
+}
+
+int ht_agg_load(HtModel *m)
+{
+  size_t len;
+  const uint8_t *p = ht_reader_agg(m->r, &len);
+  if (!p) return 0;
+  if (!agg_decode(m, p, p + len)) {
+    int oom = m->oom;
+    HtReader *r = m->r;
+    HtModelOpts o = m->o;
+    ht_model_free(m);
+    if (ht_model_init(m, r, &o)) return HEAPTAPE_E_NOMEM;
+    return oom ? HEAPTAPE_E_NOMEM : 0;
+  }
+  /* What ht_model_finish leaves: --at is the end, every allocation recent. */
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    HtSite *s = &m->site[i];
+    s->f.at = s->f.live;
+    s->f.at_n = s->f.live_n;
+    s->recent = s->f.allocs;
+    s->recent_bytes = s->f.bytes;
+  }
+  m->at_heap = m->heap;
+  m->at_heap_n = m->heap_n;
+  m->at_done = 1;
+  const HtReadStats *st = ht_reader_stats(m->r);
+  m->duration = st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
+  ht_model_derive(m);
+  return 1;
+}

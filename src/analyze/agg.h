@@ -1,0 +1,24 @@
+/* heaptape -- a sealed tape's aggregate section (AGG, format version 3):
+** the figures of the model's pass, computed once by the sealer, so report,
+** stats, flamegraph and pprof need no pass over the events. */
+#ifndef HT_AGG_H
+#define HT_AGG_H
+
+#include "model.h"
+
+/* Encode the finished model m, built with split sites (one per stack,
+** thread and domain), as an AGG body into *out (malloc'd, *len bytes).
+** Returns 0 or HEAPTAPE_E_NOMEM. */
+int ht_agg_encode(const HtModel *m, uint8_t **out, size_t *len) HT_HIDDEN;
+
+/* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
+** the tape has one and m's options ask nothing only a pass gives (--at,
+** snapshots, RSS samples, recent allocations). */
+int ht_agg_usable(const HtModel *m) HT_HIDDEN;
+
+/* Fill m from its tape's AGG, as ht_model_run would have left it. Returns
+** 1 done, 0 when the AGG is malformed (m is reset: run the pass), or
+** HEAPTAPE_E_NOMEM. */
+int ht_agg_load(HtModel *m) HT_HIDDEN;
+
+#endif
