@@ -248,9 +248,12 @@ $(B)/progs/%: tests/progs/%.cc
 SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_driver.c,$(wildcard tests/fuzz/*.c)))
 REGRESS_BIN = $(patsubst %,$(B)/san/regress_%,$(FUZZ_TARGETS))
-$(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(CORE_SRC) $(HEADERS)
+# The fuzz targets get the reader and writer, and the model with the sealed
+# tape's aggregate section (fuzz_sealed loads it).
+FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c frames.c resolve.c pump.c timeline.c)
+$(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(FUZZ_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(CORE_SRC) $(LDLIBS_FORMAT) -lm
+	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(FUZZ_SRC) $(LDLIBS_FORMAT) -lm
 
 test: all $(UNIT_BIN) $(HELPER_BIN) $(REGRESS_BIN) $(B)/examples/wordfreq
 	@sh tests/run.sh
@@ -261,7 +264,7 @@ fuzz:
 	@mkdir -p $(B)/fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	  clang $(BASEFLAGS) -fsanitize=fuzzer,address,undefined -Isrc -o $(B)/fuzz/$$t \
-	    tests/fuzz/$$t.c $(CORE_SRC) $(LDLIBS_FORMAT) -lm || exit 1; \
+	    tests/fuzz/$$t.c $(FUZZ_SRC) $(LDLIBS_FORMAT) -lm || exit 1; \
 	  mkdir -p $(B)/fuzz/corpus-$$t; \
 	  $(B)/fuzz/$$t -max_total_time=$(FUZZTIME) $(B)/fuzz/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
 	done

@@ -82,6 +82,11 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
   const HtReadStats *st = ht_reader_stats(r);
   printf("heaptape stats of %s\n\n", path);
   printf("  format version   %" PRIu32 "\n", h->version);
+  size_t agglen;
+  if (ht_reader_sealed(r))
+    printf("  sealed           %s\n", ht_reader_agg(r, &agglen)
+           ? "yes: report, stats, flamegraph and pprof read its aggregate section, no events"
+           : "yes, without an aggregate section: every analysis reads the events");
   printf("  executable       %s (pid %" PRIu32 ")\n", h->exe && h->exe[0] ? h->exe : "(unknown)",
          h->pid);
   printf("  frontend         %s\n", h->frontend && h->frontend[0] ? h->frontend : "native");
