@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "cmds.h"
+#include "../src/analyze/seal.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/base/options.h"
 #include "../src/base/parse.h"
@@ -32,6 +33,7 @@ typedef struct RecOpts {
   const char *val[HT_OPTION__COUNT]; /* recorder options given (src/base/options.h),
                                      ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
+  int seal;                  /* --seal: seal the tape once finalised */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
   int python;                /* --python: 1 Python stacks, 2 with native frames */
   int ruby;                  /* --ruby: 1 Ruby objects, 2 and the malloc heap */
@@ -47,6 +49,9 @@ static volatile sig_atomic_t rec_child;
 static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
   { "no-symbols", NULL, "leave the tape unsymbolised (faster; run heaptape "
     "symbolize FILE later, on this machine)" },
+  { "seal", NULL, "seal the finalised tape (as heaptape seal FILE does): "
+    "report, stats, flamegraph and pprof then read no events (not with "
+    "--no-symbols)" },
   { "pprof-every", "SEC", "while PROG runs, write a pprof snapshot every SEC "
     "seconds: FILE.0001.pb.gz, ... (use with --sample)" },
   { "live", NULL, "show the heap live in the terminal while PROG runs (docs/LIVE.md); "
@@ -599,6 +604,9 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
     ht_cli_error("%s", err);
     return -1;
   }
+  if (o->seal && !o->no_symbols && (rc = ht_seal_tape(tape, 0, NULL, err, sizeof(err)))) {
+    ht_cli_error("%s", err);  /* the journal is left as it was: still a tape */
+  }
   char alloc[32], peak[32], q[PATH_MAX + 64];
   record_fmt_bytes(alloc, sizeof(alloc), sum.allocated);
   record_fmt_bytes(peak, sizeof(peak), sum.peak);
@@ -696,8 +704,9 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 7];
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_SEAL,
+         O_TABLE = 1000 };  /* + index in ht_options */
+  HtOpt opts[HT_OPTION__COUNT + 8];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -707,6 +716,7 @@ int cmd_record(int argc, char **argv)
                             ht_options[i].type != HT_OPT_BOOL, O_TABLE + i };
     }
   opts[nl++] = (HtOpt){ "--no-symbols", 0, 0, O_NO_SYMBOLS };
+  opts[nl++] = (HtOpt){ "--seal", 0, 0, O_SEAL };
   opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
   opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
@@ -726,6 +736,7 @@ int cmd_record(int argc, char **argv)
     case HT_ARG_BAD: record_short_usage(); return HT_EXIT_USAGE;
     case HT_ARG_OPERAND: first = a.i - 1; break;
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
+    case O_SEAL: o.seal = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_RUBY: o.ruby = a.val && !strcmp(a.val, "native") ? 2 : 1; break;

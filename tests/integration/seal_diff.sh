@@ -69,6 +69,12 @@ for t in "$TMP"/*.tape; do
   ok "$n: the sealed tape has its aggregate section" sh -c \
     "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q '^  sealed  *yes: report'"
 done
+# `record --seal` seals the tape it finalises; its answers are the journal's.
+rec sealrec --seal -- "$HT_BUILD/progs/viz_grow" 0.2
+ok "record --seal: the tape is sealed with its aggregate section" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/sealrec.tape\" | grep -q '^  sealed  *yes: report'"
+ok "record --seal: report names the allocating function" sh -c \
+  "\"$HEAPTAPE\" report \"$TMP/sealrec.tape\" | grep -q grow_step"
 # Version 2 sealed tapes (sealed before the aggregate section existed, kept
 # in tests/data) answer as their journals do.
 for n in basic lua; do
