@@ -149,7 +149,7 @@ static void record_short_usage(void)
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
         "                       [--lua[=native]] [--python[=native]] [--ruby[=native]]\n"
-        "                       [--pprof-every SEC] [--live] -- PROG [ARGS...]\n"
+        "                       [--pprof-every SEC] [--live] [--seal] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
