@@ -65,18 +65,24 @@ for w in $WORKLOADS churn; do
   # Sealing (issue 12): its rate, the sealed size, report on the sealed tape.
   cp "$W/$w.tape" "$W/$w.sealed"
   /usr/bin/time -f '%e %U %S %M' -o "$W/stime" "$HT" seal "$W/$w.sealed" 2>/dev/null
-  ss="" sr=""
+  ss="" sr="" ps="" fs=""
   i=0
   while [ $i -lt "$RUNS" ]; do
     set -- $(measure "$HT" report "$W/$w.sealed"); ss="$ss $1"; sr="$sr $2"
+    set -- $(measure "$HT" pprof -o "$W/p.pb.gz" "$W/$w.sealed"); ps="$ps $1"
+    set -- $(measure "$HT" flamegraph --folded "$W/$w.sealed"); fs="$fs $1"
     i=$((i + 1))
   done
+  # Speed-ups against heaptrack_print; CPU time is counted in 10 ms ticks.
   SEALROWS="$SEALROWS$(awk -v w="$w" -v c="$calls" -v e="$ev" -v jb="$(wc -c < "$W/$w.tape")" \
     -v sb="$(wc -c < "$W/$w.sealed")" -v hb="$(wc -c < "$htfile")" -v s="$(median $ss)" \
-    -v srss="$(median $sr)" -v h0="$(median $hs)" -v stime="$(cat "$W/stime")" \
-    'BEGIN { split(stime, st, " ")
-      printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%.2fx the journal), %d MiB |\\n",
-        w, st[1], st[2] + st[3], e / (st[2] + st[3]) / 1e6, st[4] / 1024, jb / c, sb / c, hb / c, s, h0 / s, srss }')"
+    -v srss="$(median $sr)" -v t="$(median $ts)" -v trss="$(median $tr)" -v p="$(median $ps)" \
+    -v f="$(median $fs)" -v stime="$(cat "$W/stime")" \
+    'function x(v) { return v < 0.01 ? sprintf(">%.0fx", t / 0.01) : sprintf("%.0fx", t / v) }
+     BEGIN { split(stime, st, " ")
+      printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%s), %d / %d MiB | %.2f s (%s) | %.2f s (%s) |\\n",
+        w, st[1], st[2] + st[3], e / (st[2] + st[3]) / 1e6, st[4] / 1024, jb / c, sb / c, hb / c,
+        s, x(s), srss, trss, p, x(p), f, x(f) }')"
   h=$(median $hs); t=$(median $ts)
   awk -v w="$w" -v c="$calls" -v e="$ev" -v h="$h" -v t="$t" -v hr="$(median $hr)" -v tr="$(median $tr)" \
     'BEGIN { printf "| %s | %s | %s | %.2f s (%.1f M events/s) | %.2f s | %.2fx | %d / %d MiB |\n", w, c, e, h, e / h / 1e6, t, t / h, hr, tr }'
@@ -84,6 +90,6 @@ for w in $WORKLOADS churn; do
 done
 echo "(CPU seconds, user + sys, median of $RUNS runs)"
 echo
-echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape |"
-echo "|---|---|---|---|---|---|"
+echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape (speed-up on heaptrack_print), RSS / heaptrack_print's | pprof on it | flamegraph --folded on it |"
+echo "|---|---|---|---|---|---|---|---|"
 printf "$SEALROWS"

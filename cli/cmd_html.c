@@ -65,11 +65,11 @@ int cmd_html(int argc, char **argv)
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) goto done;
   const HtReadStats *st = ht_reader_stats(r);
-  HtHtmlSnaps snaps;
+  HtSnaps snaps;
   memset(&snaps, 0, sizeof(snaps));
-  snaps.step = ht_html_step(st->end_ns, buckets);
+  snaps.step = ht_snaps_step(st->end_ns, buckets);
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX,
-                    .snap_ns = snaps.step, .on_snap = ht_html_snap, .on_rss = ht_html_rss,
+                    .snap_ns = snaps.step, .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss,
                     .arg = &snaps};
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
@@ -106,7 +106,7 @@ int cmd_html(int argc, char **argv)
     }
     ht_flame_free(&fl);
   }
-  ht_html_snaps_free(&snaps);
+  ht_snaps_free(&snaps);
   ht_model_free(&m);
   ht_reader_close(r);
   rc = ok ? HT_EXIT_OK : HT_EXIT_FAIL;

@@ -8,100 +8,6 @@
 #include "../base/escape.h"
 #include "../base/grow.h"
 
-/* The interval giving `buckets` snapshots over duration_ns (at step, 2 step,
-** ... up to the end). Not rounded to a 1-2-5 value: rounding up gave as few
-** as 40% of the buckets asked for. A tape shorter than buckets^2 ns (10 us
-** for 100) may get fewer: the step is a whole number of ns. */
-uint64_t ht_html_step(uint64_t duration_ns, unsigned buckets)
-{
-  if (!duration_ns || !buckets) return 0;
-  uint64_t step = duration_ns / buckets;
-  if (!step || duration_ns / step > buckets) step++;
-  return step;
-}
-
-/* Make room for need elements of size sz in *v (void ** as void *). */
-static int html_grow(HtHtmlSnaps *s, void *v, size_t need, size_t *cap, size_t sz)
-{
-  if (!ht_grow(v, cap, need, sz)) return 0;
-  s->oom = 1;
-  return -1;
-}
-
-/* HtSnapFn: record the live bytes of every site, and the calls and
-** temporaries each site made since the previous snapshot. */
-void ht_html_snap(void *arg, const HtModel *m, uint64_t t_ns)
-{
-  HtHtmlSnaps *s = arg;
-  if (s->oom) return;
-  if (s->n + 2 > s->c) {
-    uint32_t c = s->c ? s->c * 2 : 128;
-    uint64_t **arr[] = {&s->t, &s->heap, &s->allocs, &s->temp};
-    for (size_t i = 0; i < HT_COUNTOF(arr); i++) {
-      uint64_t *v = realloc(*arr[i], c * sizeof(uint64_t));
-      if (!v) { s->oom = 1; return; }
-      *arr[i] = v;
-    }
-    size_t **idx[] = {&s->first, &s->dfirst};
-    for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
-      size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
-      if (!v) { s->oom = 1; return; }
-      *idx[i] = v;
-    }
-    s->c = c;
-  }
-  if (m->nsite > s->nprev) {
-    uint64_t *p = realloc(s->prev, (size_t)m->nsite * 2 * sizeof(uint64_t));
-    if (!p) { s->oom = 1; return; }
-    memset(p + 2 * (size_t)s->nprev, 0, (size_t)(m->nsite - s->nprev) * 2 * sizeof(uint64_t));
-    s->prev = p;
-    s->nprev = m->nsite;
-  }
-  s->t[s->n] = t_ns;
-  s->heap[s->n] = m->heap;
-  s->allocs[s->n] = m->allocs;
-  s->temp[s->n] = m->temp;
-  s->first[s->n] = s->nent;
-  s->dfirst[s->n] = s->ndent;
-  for (uint32_t i = 0; i < m->nsite; i++) {
-    const HtFig *f = &m->site[i].f;
-    uint64_t *p = s->prev + 2 * (size_t)i;
-    if (f->allocs != p[0] || f->temp != p[1]) {
-      if (html_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
-      s->dent[s->ndent++] = i;
-      s->dent[s->ndent++] = f->allocs - p[0];
-      s->dent[s->ndent++] = f->temp - p[1];
-      p[0] = f->allocs;
-      p[1] = f->temp;
-    }
-    if (!f->live) continue;
-    if (html_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
-    s->ent[s->nent++] = i;
-    s->ent[s->nent++] = f->live;
-  }
-  s->n++;
-  s->first[s->n] = s->nent;
-  s->dfirst[s->n] = s->ndent;
-}
-
-/* HtRssFn: keep an RSS sample. */
-void ht_html_rss(void *arg, uint64_t t_ns, uint64_t rss)
-{
-  HtHtmlSnaps *s = arg;
-  if (s->oom || html_grow(s, &s->rss, s->nrss + 2, &s->crss, sizeof(uint64_t))) return;
-  s->rss[s->nrss++] = t_ns;
-  s->rss[s->nrss++] = rss;
-}
-
-/* Release the snapshots. */
-void ht_html_snaps_free(HtHtmlSnaps *s)
-{
-  free(s->t); free(s->heap); free(s->ent); free(s->first);
-  free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
-  free(s->rss);
-  memset(s, 0, sizeof(*s));
-}
-
 /* A JSON array of n unsigned numbers. */
 static void html_u64s(FILE *f, const uint64_t *v, size_t n)
 {
@@ -128,7 +34,7 @@ static int html_loc_cmp(const void *a, const void *b)
 
 /* The RSS samples as [t, bytes, ...], at most HTML_RSS: the tape time cut
 ** into that many bins, each keeping its largest sample at its own time. */
-static void html_rss(FILE *f, const HtHtmlSnaps *s, uint64_t dur)
+static void html_rss(FILE *f, const HtSnaps *s, uint64_t dur)
 {
   size_t n = s->nrss / 2;
   fputc('[', f);
@@ -155,7 +61,7 @@ static void html_rss(FILE *f, const HtHtmlSnaps *s, uint64_t dur)
 /* Calls (k = 0) or temporaries (k = 1) so far at every snapshot and at the
 ** end, for the HTML_TOP locations with the most and for all of them:
 ** {"locs": [...], "v": [[...] per location], "total": [...]}. */
-static void html_cum(FILE *f, const HtModel *m, const HtHtmlSnaps *s, int k)
+static void html_cum(FILE *f, const HtModel *m, const HtSnaps *s, int k)
 {
   uint32_t *ord = malloc((m->nloc ? m->nloc : 1) * sizeof(uint32_t));
   uint32_t *slot = malloc((m->nloc ? m->nloc : 1) * sizeof(uint32_t));
@@ -200,7 +106,7 @@ static void html_cum(FILE *f, const HtModel *m, const HtHtmlSnaps *s, int k)
 
 /* The data block: summary, timeline, frame tree, sites, snapshots. */
 static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
-                      const HtHtmlSnaps *s, const char *path)
+                      const HtSnaps *s, const char *path)
 {
   const HtHeader *h = ht_reader_header(m->r);
   fprintf(f, "{\"tape\":");
@@ -267,7 +173,7 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
 
 /* The whole report as one HTML page. */
 void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
-                   const HtHtmlSnaps *s, const char *path)
+                   const HtSnaps *s, const char *path)
 {
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>heaptape: ", f);
   ht_xml_text(f, path);

@@ -1,0 +1,102 @@
+/* heaptape -- the heap over time per site: snapshots at evenly spaced
+** times taken during the model's pass (or loaded from a sealed tape's
+** aggregate section), which the HTML page draws. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "snaps.h"
+#include "../base/grow.h"
+
+/* The interval giving `buckets` snapshots over duration_ns (at step, 2 step,
+** ... up to the end). Not rounded to a 1-2-5 value: rounding up gave as few
+** as 40% of the buckets asked for. A tape shorter than buckets^2 ns (10 us
+** for 100) may get fewer: the step is a whole number of ns. */
+uint64_t ht_snaps_step(uint64_t duration_ns, unsigned buckets)
+{
+  if (!duration_ns || !buckets) return 0;
+  uint64_t step = duration_ns / buckets;
+  if (!step || duration_ns / step > buckets) step++;
+  return step;
+}
+
+/* Make room for need elements of size sz in *v (void ** as void *). */
+static int snaps_grow(HtSnaps *s, void *v, size_t need, size_t *cap, size_t sz)
+{
+  if (!ht_grow(v, cap, need, sz)) return 0;
+  s->oom = 1;
+  return -1;
+}
+
+/* HtSnapFn: record the live bytes of every site, and the calls and
+** temporaries each site made since the previous snapshot. */
+void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
+{
+  HtSnaps *s = arg;
+  if (s->oom) return;
+  if (s->n + 2 > s->c) {
+    uint32_t c = s->c ? s->c * 2 : 128;
+    uint64_t **arr[] = {&s->t, &s->heap, &s->allocs, &s->temp};
+    for (size_t i = 0; i < HT_COUNTOF(arr); i++) {
+      uint64_t *v = realloc(*arr[i], c * sizeof(uint64_t));
+      if (!v) { s->oom = 1; return; }
+      *arr[i] = v;
+    }
+    size_t **idx[] = {&s->first, &s->dfirst};
+    for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
+      size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
+      if (!v) { s->oom = 1; return; }
+      *idx[i] = v;
+    }
+    s->c = c;
+  }
+  if (m->nsite > s->nprev) {
+    uint64_t *p = realloc(s->prev, (size_t)m->nsite * 2 * sizeof(uint64_t));
+    if (!p) { s->oom = 1; return; }
+    memset(p + 2 * (size_t)s->nprev, 0, (size_t)(m->nsite - s->nprev) * 2 * sizeof(uint64_t));
+    s->prev = p;
+    s->nprev = m->nsite;
+  }
+  s->t[s->n] = t_ns;
+  s->heap[s->n] = m->heap;
+  s->allocs[s->n] = m->allocs;
+  s->temp[s->n] = m->temp;
+  s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    const HtFig *f = &m->site[i].f;
+    uint64_t *p = s->prev + 2 * (size_t)i;
+    if (f->allocs != p[0] || f->temp != p[1]) {
+      if (snaps_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
+      s->dent[s->ndent++] = i;
+      s->dent[s->ndent++] = f->allocs - p[0];
+      s->dent[s->ndent++] = f->temp - p[1];
+      p[0] = f->allocs;
+      p[1] = f->temp;
+    }
+    if (!f->live) continue;
+    if (snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
+    s->ent[s->nent++] = i;
+    s->ent[s->nent++] = f->live;
+  }
+  s->n++;
+  s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
+}
+
+/* HtRssFn: keep an RSS sample. */
+void ht_snaps_rss(void *arg, uint64_t t_ns, uint64_t rss)
+{
+  HtSnaps *s = arg;
+  if (s->oom || snaps_grow(s, &s->rss, s->nrss + 2, &s->crss, sizeof(uint64_t))) return;
+  s->rss[s->nrss++] = t_ns;
+  s->rss[s->nrss++] = rss;
+}
+
+/* Release the snapshots. */
+void ht_snaps_free(HtSnaps *s)
+{
+  free(s->t); free(s->heap); free(s->ent); free(s->first);
+  free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
+  free(s->rss);
+  memset(s, 0, sizeof(*s));
+}

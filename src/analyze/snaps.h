@@ -1,0 +1,39 @@
+/* heaptape -- the heap over time per site, for the HTML page: live bytes,
+** calls and temporaries of every site at evenly spaced times, and the RSS
+** samples. */
+#ifndef HT_SNAPS_H
+#define HT_SNAPS_H
+
+#include "model.h"
+
+/* Per-site live bytes at evenly spaced times, gathered during the pass
+** (ht_snaps_take as the model's on_snap, ht_snaps_rss as its on_rss). */
+typedef struct HtSnaps {
+  uint64_t step;             /* ns between snapshots (0 = none) */
+  uint64_t *t;               /* snapshot times */
+  uint64_t *heap;            /* heap at each time */
+  uint32_t n, c;             /* snapshots, allocated */
+  uint64_t *ent;             /* (site, bytes) pairs of every snapshot */
+  size_t nent, cent;         /* used, allocated (in pairs * 2) */
+  size_t *first;             /* per snapshot: its first pair, n + 1 entries */
+  uint64_t *allocs, *temp;   /* allocation calls and temporaries so far, per snapshot */
+  uint64_t *dent;            /* (site, new calls, new temporaries) since the
+                                previous snapshot, of every snapshot */
+  size_t ndent, cdent;       /* used, allocated (in triples * 3) */
+  size_t *dfirst;            /* per snapshot: its first triple, n + 1 entries */
+  uint64_t *prev;            /* per site: calls, temporaries at the last snapshot */
+  uint32_t nprev;            /* sites in prev */
+  uint64_t *rss;             /* (time, bytes) of every RSS sample */
+  size_t nrss, crss;         /* used, allocated (in pairs * 2) */
+  int oom;                   /* out of memory */
+} HtSnaps;
+
+/* The interval giving `buckets` snapshots over duration_ns (duration / buckets). */
+uint64_t ht_snaps_step(uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
+/* HtSnapFn: record the live bytes of every site (arg is HtSnaps *). */
+void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
+void ht_snaps_free(HtSnaps *s) HT_HIDDEN;
+/* HtRssFn: keep an RSS sample (arg is HtSnaps *). */
+void ht_snaps_rss(void *arg, uint64_t t_ns, uint64_t rss) HT_HIDDEN;
+
+#endif
