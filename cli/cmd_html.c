@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "args.h"
 #include "vizcli.h"
+#include "../src/analyze/agg.h"
 #include "../include/heaptape.h"
 #include "../src/output/html.h"
 
@@ -31,7 +32,7 @@ static const char html_usage[] =
 int cmd_html(int argc, char **argv)
 {
   const char *out = "report.html", *path = NULL;
-  unsigned buckets = 100;
+  unsigned buckets = HT_SNAPS_BUCKETS;
   int rc = HT_EXIT_USAGE;
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;
@@ -78,7 +79,10 @@ int cmd_html(int argc, char **argv)
     goto done;
   }
   HtFlame fl;
-  int ok = !ht_vizcli_pass(path, &m);
+  /* A sealed tape holds the default snapshots: then no pass at all. */
+  int got = ht_agg_load_snaps(&m, &snaps);
+  int ok = got == 1 || (got == 0 && !ht_vizcli_pass(path, &m));
+  if (got < 0) ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
   ht_cli_warn_damage(path, r);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {

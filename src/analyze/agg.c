@@ -66,7 +66,7 @@ static void buf_u64s(Buf *b, const uint64_t *v, size_t n)
     (uint64_t)(m)->oom }
 #define AGG_NTOTALS 21
 
-int ht_agg_encode(const HtModel *m, uint8_t **out, size_t *len)
+int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *len)
 {
   Buf o = {0}, f = {0};
   uint64_t tot[AGG_NTOTALS] = AGG_TOTALS(m);
@@ -120,6 +120,36 @@ int ht_agg_encode(const HtModel *m, uint8_t **out, size_t *len)
   buf_u64s(&f, tl->heap, tl->n);
   buf_u64s(&f, tl->rss, tl->n);
   buf_field(&o, HT_A_TIMELINE, &f);
+
+  if (sn && sn->step && !sn->oom) {
+    buf_uleb(&f, sn->step);
+    buf_uleb(&f, sn->n);
+    uint64_t prev_t = 0;
+    for (uint32_t i = 0; i < sn->n; i++) {
+      uint64_t v[] = {sn->t[i] - prev_t, sn->heap[i], sn->allocs[i], sn->temp[i]};
+      prev_t = sn->t[i];
+      buf_u64s(&f, v, HT_COUNTOF(v));
+      uint64_t prev = 0;
+      buf_uleb(&f, (sn->first[i + 1] - sn->first[i]) / 2);
+      for (size_t e = sn->first[i]; e < sn->first[i + 1]; e += 2) {
+        buf_uleb(&f, sn->ent[e] - prev);  /* sites rise within a snapshot */
+        buf_uleb(&f, sn->ent[e + 1]);
+        prev = sn->ent[e];
+      }
+      prev = 0;
+      buf_uleb(&f, (sn->dfirst[i + 1] - sn->dfirst[i]) / 3);
+      for (size_t e = sn->dfirst[i]; e < sn->dfirst[i + 1]; e += 3) {
+        buf_uleb(&f, sn->dent[e] - prev);
+        buf_uleb(&f, sn->dent[e + 1]);
+        buf_uleb(&f, sn->dent[e + 2]);
+        prev = sn->dent[e];
+      }
+    }
+    buf_field(&o, HT_A_SNAPS, &f);
+    buf_uleb(&f, sn->nrss / 2);
+    for (size_t i = 0; i < sn->nrss; i++) buf_uleb(&f, sn->rss[i]);
+    buf_field(&o, HT_A_RSS, &f);
+  }
 
   free(f.p);
   if (o.oom) { free(o.p); return HEAPTAPE_E_NOMEM; }
@@ -264,6 +294,83 @@ static void agg_timeline(HtModel *m, Rd *d)
   for (uint64_t i = 0; i < n; i++) tl->rss[i] = rd_u(d);
 }
 
+/* Merge state of snapshot loading: the sites of one snapshot in m's terms. */
+typedef struct Merge {
+  uint64_t *a, *b, *c;       /* per m site: sums (live, or calls and temporaries) */
+  uint8_t *mark;             /* per m site: in the list */
+  uint32_t *list;            /* m sites of this snapshot */
+  uint32_t n;
+} Merge;
+
+static int u32_cmp(const void *x, const void *y)
+{
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Add values to m site mi. */
+static void merge_add(Merge *g, uint32_t mi, uint64_t a, uint64_t b, uint64_t c)
+{
+  if (!g->mark[mi]) { g->mark[mi] = 1; g->list[g->n++] = mi; }
+  g->a[mi] += a;
+  g->b[mi] += b;
+  g->c[mi] += c;
+}
+
+/* Sort the list (sites rise within a snapshot), then call each and clear. */
+static void merge_flush(Merge *g, HtSnaps *sn, int live)
+{
+  qsort(g->list, g->n, sizeof(uint32_t), u32_cmp);
+  for (uint32_t k = 0; k < g->n; k++) {
+    uint32_t mi = g->list[k];
+    if (live) ht_snaps_live(sn, mi, g->a[mi]);
+    else ht_snaps_calls(sn, mi, g->b[mi], g->c[mi]);
+    g->a[mi] = g->b[mi] = g->c[mi] = 0;
+    g->mark[mi] = 0;
+  }
+  g->n = 0;
+}
+
+/* The snapshots, their sites mapped into m's by map (stored index -> m's). */
+static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtSnaps *sn)
+{
+  uint64_t step = rd_u(d), n = rd_count(d, 6);
+  if (d->bad || step != sn->step || !map) { d->bad = 1; return; }
+  Merge g = {calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8),
+             calloc(m->nsite + 1, 1), calloc(m->nsite + 1, 4), 0};
+  if (!g.a || !g.b || !g.c || !g.mark || !g.list) { d->bad = 1; m->oom = 1; goto done; }
+  uint64_t t = 0;
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    t += rd_u(d);
+    uint64_t heap = rd_u(d), allocs = rd_u(d), temp = rd_u(d);
+    if (d->bad || ht_snaps_begin(sn, t, heap, allocs, temp)) { d->bad = 1; break; }
+    for (int pass = 0; pass < 2 && !d->bad; pass++) {  /* live, then calls */
+      uint64_t ne = rd_count(d, pass ? 3 : 2), site = 0;
+      for (uint64_t e = 0; e < ne; e++) {
+        site += rd_u(d);
+        uint64_t x = rd_u(d), y = pass ? rd_u(d) : 0;
+        if (d->bad || site >= nmap) { d->bad = 1; break; }
+        if (pass) merge_add(&g, map[site], 0, x, y);
+        else merge_add(&g, map[site], x, 0, 0);
+      }
+      merge_flush(&g, sn, !pass);
+    }
+    ht_snaps_end(sn);
+  }
+  if (sn->oom) { d->bad = 1; m->oom = 1; }
+done:
+  free(g.a); free(g.b); free(g.c); free(g.mark); free(g.list);
+}
+
+static void agg_rss(Rd *d, HtSnaps *sn)
+{
+  uint64_t n = rd_count(d, 2);
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    uint64_t t = rd_u(d), v = rd_u(d);
+    if (!d->bad) ht_snaps_rss(sn, t, v);
+  }
+}
+
 int ht_agg_usable(const HtModel *m)
 {
   size_t len;
@@ -271,8 +378,9 @@ int ht_agg_usable(const HtModel *m)
          !m->o.on_rss && !m->o.since_ns;
 }
 
-/* Decode every field; 1 done, 0 malformed. */
-static int agg_decode(HtModel *m, const uint8_t *p, const uint8_t *end)
+/* Decode every field (the snapshots too when sn is given); 1 done, 0
+** malformed. */
+static int agg_decode(HtModel *m, HtSnaps *sn, const uint8_t *p, const uint8_t *end)
 {
   uint32_t *map = NULL;
   uint64_t nmap = 0;
@@ -291,6 +399,8 @@ static int agg_decode(HtModel *m, const uint8_t *p, const uint8_t *end)
     case HT_A_SITES: if (!map) agg_sites(m, &d, &map, &nmap); else d.bad = 1; break;
     case HT_A_OVERS: agg_overs(m, &d, map, nmap); break;  /* after SITES */
     case HT_A_TIMELINE: agg_timeline(m, &d); break;
+    case HT_A_SNAPS: if (sn) agg_snaps(m, &d, map, nmap, sn); break;  /* after SITES */
+    case HT_A_RSS: if (sn) agg_rss(&d, sn); break;
     default: continue;  /* a later version's field */
     }
     if (d.bad || tag >= 32 || (seen & 1u << tag)) ok = 0;
@@ -299,19 +409,26 @@ static int agg_decode(HtModel *m, const uint8_t *p, const uint8_t *end)
   free(map);
   unsigned need = 1u << HT_A_TOTALS | 1u << HT_A_COUNTS | 1u << HT_A_THREADS |
                   1u << HT_A_SITES | 1u << HT_A_OVERS | 1u << HT_A_TIMELINE;
+  if (sn) need |= 1u << HT_A_SNAPS | 1u << HT_A_RSS;
   return ok && (seen & need) == need;
 }
 
-int ht_agg_load(HtModel *m)
+/* Fill m (and sn) from the AGG; see ht_agg_load. */
+static int agg_load(HtModel *m, HtSnaps *sn)
 {
   size_t len;
   const uint8_t *p = ht_reader_agg(m->r, &len);
   if (!p) return 0;
-  if (!agg_decode(m, p, p + len)) {
+  if (!agg_decode(m, sn, p, p + len)) {
     int oom = m->oom;
     HtReader *r = m->r;
     HtModelOpts o = m->o;
     ht_model_free(m);
+    if (sn) {
+      uint64_t step = sn->step;
+      ht_snaps_free(sn);
+      sn->step = step;
+    }
     if (ht_model_init(m, r, &o)) return HEAPTAPE_E_NOMEM;
     return oom ? HEAPTAPE_E_NOMEM : 0;
   }
@@ -330,4 +447,17 @@ int ht_agg_load(HtModel *m)
   m->duration = st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
   ht_model_derive(m);
   return 1;
+}
+
+int ht_agg_load(HtModel *m)
+{
+  return agg_load(m, NULL);
+}
+
+int ht_agg_load_snaps(HtModel *m, HtSnaps *sn)
+{
+  size_t len;
+  if (!m->r || !ht_reader_agg(m->r, &len) || m->o.at_ns != UINT64_MAX || m->o.since_ns)
+    return 0;
+  return agg_load(m, sn);
 }

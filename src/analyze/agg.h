@@ -5,11 +5,14 @@
 #define HT_AGG_H
 
 #include "model.h"
+#include "snaps.h"
 
 /* Encode the finished model m, built with split sites (one per stack,
-** thread and domain), as an AGG body into *out (malloc'd, *len bytes).
-** Returns 0 or HEAPTAPE_E_NOMEM. */
-int ht_agg_encode(const HtModel *m, uint8_t **out, size_t *len) HT_HIDDEN;
+** thread and domain), and the snapshots sn taken of it (or NULL) as an
+** AGG body into *out (malloc'd, *len bytes). Returns 0 or
+** HEAPTAPE_E_NOMEM. */
+int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out,
+                  size_t *len) HT_HIDDEN;
 
 /* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
 ** the tape has one and m's options ask nothing only a pass gives (--at,
@@ -20,5 +23,11 @@ int ht_agg_usable(const HtModel *m) HT_HIDDEN;
 ** 1 done, 0 when the AGG is malformed (m is reset: run the pass), or
 ** HEAPTAPE_E_NOMEM. */
 int ht_agg_load(HtModel *m) HT_HIDDEN;
+
+/* Fill m (initialised, not yet fed; its snapshot options are ignored) and
+** the snapshots sn (empty, sn->step set) from the AGG, when it holds
+** snapshots at sn->step and m asks neither --at nor recent allocations.
+** Returns as ht_agg_load (on 0, sn is empty again: make the pass). */
+int ht_agg_load_snaps(HtModel *m, HtSnaps *sn) HT_HIDDEN;
 
 #endif

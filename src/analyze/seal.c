@@ -28,6 +28,7 @@ static double seal_now(void)
 typedef struct SealCtx {
   HtSealW *w;
   HtModel m;
+  HtSnaps sn;                /* the HTML page's snapshots, taken of m */
 } SealCtx;
 
 /* Hand one resolved event to the writer with the block it names, and to
@@ -48,7 +49,7 @@ static uint8_t *seal_agg(SealCtx *c, size_t *len)
 {
   uint8_t *agg = NULL;
   ht_model_finish(&c->m);
-  if (c->m.oom || ht_agg_encode(&c->m, &agg, len)) return NULL;
+  if (c->m.oom || ht_agg_encode(&c->m, &c->sn, &agg, len)) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
   return agg;
 }
@@ -85,7 +86,9 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     return HEAPTAPE_E_IO;
   }
   SealCtx c = {.w = ht_sealw_new(f, r)};
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
+  c.sn.step = ht_snaps_step(ht_reader_stats(r)->end_ns, HT_SNAPS_BUCKETS);
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .snap_ns = c.sn.step,
+                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c.sn};
   int mrc = ht_model_init(&c.m, r, &mo);
   HtResolve rs;
   ht_resolve_init(&rs);
@@ -98,6 +101,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     if (!rc) rc = wrc;
   }
   if (!mrc) ht_model_free(&c.m);
+  ht_snaps_free(&c.sn);
   sum->events = ht_reader_stats(r)->events;
   sum->allocs = rs.nallocs;
   sum->journal_bytes = ht_reader_stats(r)->file_bytes;

@@ -27,28 +27,67 @@ static int snaps_grow(HtSnaps *s, void *v, size_t need, size_t *cap, size_t sz)
   return -1;
 }
 
+/* Start snapshot n at time t with the heap and the totals so far. */
+int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs, uint64_t temp)
+{
+  if (s->oom) return -1;
+  if (s->n + 2 > s->c) {
+    uint32_t c = s->c ? s->c * 2 : 128;
+    uint64_t **arr[] = {&s->t, &s->heap, &s->allocs, &s->temp};
+    for (size_t i = 0; i < HT_COUNTOF(arr); i++) {
+      uint64_t *v = realloc(*arr[i], c * sizeof(uint64_t));
+      if (!v) { s->oom = 1; return -1; }
+      *arr[i] = v;
+    }
+    size_t **idx[] = {&s->first, &s->dfirst};
+    for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
+      size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
+      if (!v) { s->oom = 1; return -1; }
+      *idx[i] = v;
+    }
+    s->c = c;
+  }
+  s->t[s->n] = t;
+  s->heap[s->n] = heap;
+  s->allocs[s->n] = allocs;
+  s->temp[s->n] = temp;
+  s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
+  return 0;
+}
+
+/* In the snapshot begun: site holds bytes (not 0), sites in increasing order. */
+void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes)
+{
+  if (s->oom || snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
+  s->ent[s->nent++] = site;
+  s->ent[s->nent++] = bytes;
+}
+
+/* In the snapshot begun: site made calls and temporaries since the last. */
+void ht_snaps_calls(HtSnaps *s, uint32_t site, uint64_t calls, uint64_t temp)
+{
+  if (s->oom || snaps_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
+  s->dent[s->ndent++] = site;
+  s->dent[s->ndent++] = calls;
+  s->dent[s->ndent++] = temp;
+}
+
+/* End the snapshot begun. */
+void ht_snaps_end(HtSnaps *s)
+{
+  if (s->oom) return;
+  s->n++;
+  s->first[s->n] = s->nent;
+  s->dfirst[s->n] = s->ndent;
+}
+
 /* HtSnapFn: record the live bytes of every site, and the calls and
 ** temporaries each site made since the previous snapshot. */
 void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
 {
   HtSnaps *s = arg;
   if (s->oom) return;
-  if (s->n + 2 > s->c) {
-    uint32_t c = s->c ? s->c * 2 : 128;
-    uint64_t **arr[] = {&s->t, &s->heap, &s->allocs, &s->temp};
-    for (size_t i = 0; i < HT_COUNTOF(arr); i++) {
-      uint64_t *v = realloc(*arr[i], c * sizeof(uint64_t));
-      if (!v) { s->oom = 1; return; }
-      *arr[i] = v;
-    }
-    size_t **idx[] = {&s->first, &s->dfirst};
-    for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
-      size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
-      if (!v) { s->oom = 1; return; }
-      *idx[i] = v;
-    }
-    s->c = c;
-  }
   if (m->nsite > s->nprev) {
     uint64_t *p = realloc(s->prev, (size_t)m->nsite * 2 * sizeof(uint64_t));
     if (!p) { s->oom = 1; return; }
@@ -56,31 +95,18 @@ void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
     s->prev = p;
     s->nprev = m->nsite;
   }
-  s->t[s->n] = t_ns;
-  s->heap[s->n] = m->heap;
-  s->allocs[s->n] = m->allocs;
-  s->temp[s->n] = m->temp;
-  s->first[s->n] = s->nent;
-  s->dfirst[s->n] = s->ndent;
+  if (ht_snaps_begin(s, t_ns, m->heap, m->allocs, m->temp)) return;
   for (uint32_t i = 0; i < m->nsite; i++) {
     const HtFig *f = &m->site[i].f;
     uint64_t *p = s->prev + 2 * (size_t)i;
     if (f->allocs != p[0] || f->temp != p[1]) {
-      if (snaps_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
-      s->dent[s->ndent++] = i;
-      s->dent[s->ndent++] = f->allocs - p[0];
-      s->dent[s->ndent++] = f->temp - p[1];
+      ht_snaps_calls(s, i, f->allocs - p[0], f->temp - p[1]);
       p[0] = f->allocs;
       p[1] = f->temp;
     }
-    if (!f->live) continue;
-    if (snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
-    s->ent[s->nent++] = i;
-    s->ent[s->nent++] = f->live;
+    if (f->live) ht_snaps_live(s, i, f->live);
   }
-  s->n++;
-  s->first[s->n] = s->nent;
-  s->dfirst[s->n] = s->ndent;
+  ht_snaps_end(s);
 }
 
 /* HtRssFn: keep an RSS sample. */

@@ -28,11 +28,20 @@ typedef struct HtSnaps {
   int oom;                   /* out of memory */
 } HtSnaps;
 
+#define HT_SNAPS_BUCKETS 100   /* snapshots of the HTML page unless told */
+
 /* The interval giving `buckets` snapshots over duration_ns (duration / buckets). */
 uint64_t ht_snaps_step(uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
 /* HtSnapFn: record the live bytes of every site (arg is HtSnaps *). */
 void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
 void ht_snaps_free(HtSnaps *s) HT_HIDDEN;
+/* Snapshots built piece by piece (agg.c): begin one (0, or -1 out of
+** memory), add its sites in increasing order, end it. */
+int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs,
+                   uint64_t temp) HT_HIDDEN;
+void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes) HT_HIDDEN;
+void ht_snaps_calls(HtSnaps *s, uint32_t site, uint64_t calls, uint64_t temp) HT_HIDDEN;
+void ht_snaps_end(HtSnaps *s) HT_HIDDEN;
 /* HtRssFn: keep an RSS sample (arg is HtSnaps *). */
 void ht_snaps_rss(void *arg, uint64_t t_ns, uint64_t rss) HT_HIDDEN;
 

@@ -236,6 +236,10 @@ enum {
   HT_A_OVERS = 5,     /* n, then n pairs of site indexes (realloc site,
                          site of the block it replaced) */
   HT_A_TIMELINE = 6,  /* resolution, n, heap now, n heaps, n RSS */
+  HT_A_SNAPS = 7,     /* step, n, then per snapshot (docs/FORMAT.md): time
+                         delta, heap, calls, temporaries, live sites, sites
+                         with new calls */
+  HT_A_RSS = 8,       /* n, then n (time, resident bytes) samples */
 };
 
 /* Trailer fields. */

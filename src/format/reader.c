@@ -130,6 +130,7 @@ struct HtReader {
   HtReadStats meta;          /* the journal's reading, from META */
   uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
   size_t agglen;             /* its bytes */
+  int agg_bad;               /* a piece of it is missing or out of order */
   struct SealCur *sc;        /* the sealed block being decoded, or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
@@ -505,7 +506,7 @@ static void seal_apply_meta(HtReader *r)
 {
   HtReadStats *st = &r->st, *m = &r->meta;
   r->ts_base = 0;
-  if (st->damaged || st->truncated_bytes) {  /* the events no longer match it */
+  if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
     free(r->agg);
     r->agg = NULL;
     r->agglen = 0;
@@ -584,12 +585,16 @@ static int reader_scan(HtReader *r, uint64_t off)
       r->dict_off[r->ndict++] = off;
       r->dict_off[r->ndict++] = n;
     }
-    if (r->sealed && kind == HT_P_AGG && !r->agg) {
-      uint8_t *own;
+    if (r->sealed && kind == HT_P_AGG) {  /* pieces in order: seq0 = offset */
+      uint8_t *own, *grown;
       const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
-      if (b && (r->agg = malloc(pr.rawlen ? pr.rawlen : 1))) {
-        memcpy(r->agg, b, pr.rawlen);
-        r->agglen = pr.rawlen;
+      if (!b || pr.seq0 != r->agglen || r->agg_bad ||
+          !(grown = realloc(r->agg, r->agglen + pr.rawlen + 1))) {
+        r->agg_bad = 1;
+      } else {
+        r->agg = grown;
+        memcpy(r->agg + r->agglen, b, pr.rawlen);
+        r->agglen += pr.rawlen;
       }
       free(own);
       off += n;

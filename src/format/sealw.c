@@ -135,6 +135,18 @@ static void sealw_freed(HtSealW *w, uint64_t addr)
 }
 
 /* Add one event. */
+/* Write the modules listed so far as one MODULES packet. */
+static void sealw_modules(HtSealW *w)
+{
+  Col m = {0};
+  col_uleb(w, &m, w->nmods);
+  col_mem(w, &m, w->mods.p, w->mods.n);
+  sealw_packet(w, HT_P_MODULES, 0, 0, 0, 0, m.p, m.n);
+  free(m.p);
+  w->mods.n = 0;
+  w->nmods = 0;
+}
+
 void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
 {
   if (!w->nev) {
@@ -210,6 +222,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     break;
   case HT_EV_MODULE:
     /* Listed apart too, so a reader knows every module without a pass. */
+    if (w->mods.n > HT_PACKET_MAX / 2) sealw_modules(w);
     col_uleb(w, &w->mods, ev->addr);
     col_uleb(w, &w->mods, ev->len);
     col_mem(w, &w->mods, ev->str, ev->len);
@@ -318,11 +331,13 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
     if (n == 0) break;
   }
   sealw_packet(w, HT_P_INDEX, 0, 0, 0, 0, w->index.p, w->index.n);
-  m.n = 0;
-  col_uleb(w, &m, w->nmods);
-  col_mem(w, &m, w->mods.p, w->mods.n);
-  sealw_packet(w, HT_P_MODULES, 0, 0, 0, 0, m.p, m.n);
-  if (agg) sealw_packet(w, HT_P_AGG, 0, 0, 0, 0, agg, agglen);
+  sealw_modules(w);
+  /* The aggregate section in pieces of at most a packet's body, each
+  ** naming its offset (seq0). */
+  for (size_t off = 0; agg && off < agglen; off += HT_PACKET_MAX) {
+    size_t k = agglen - off < HT_PACKET_MAX ? agglen - off : HT_PACKET_MAX;
+    sealw_packet(w, HT_P_AGG, off, off + k, 0, 0, agg + off, k);
+  }
   int rc = w->err;
   free(m.p); free(f.p);
   for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
