@@ -250,7 +250,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_dr
 REGRESS_BIN = $(patsubst %,$(B)/san/regress_%,$(FUZZ_TARGETS))
 # The fuzz targets get the reader and writer, and the model with the sealed
 # tape's aggregate section (fuzz_sealed loads it).
-FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c frames.c resolve.c pump.c timeline.c)
+FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c snaps.c frames.c resolve.c pump.c timeline.c)
 $(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(FUZZ_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(FUZZ_SRC) $(LDLIBS_FORMAT) -lm

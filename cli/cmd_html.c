@@ -71,7 +71,7 @@ int cmd_html(int argc, char **argv)
   snaps.step = ht_snaps_step(st->end_ns, buckets);
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX,
                     .snap_ns = snaps.step, .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss,
-                    .arg = &snaps};
+                    .arg = &snaps, .snap_max = 4 * buckets};
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
@@ -84,6 +84,9 @@ int cmd_html(int argc, char **argv)
   int ok = got == 1 || (got == 0 && !ht_vizcli_pass(path, &m));
   if (got < 0) ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
   ht_cli_warn_damage(path, r);
+  if (ok && m.snap_cut)
+    ht_cli_error("warning: %s: events past the tape's end (damaged times?): the page stops "
+                 "after %u buckets", path, 4 * buckets);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

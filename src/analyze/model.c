@@ -299,14 +299,24 @@ static void model_take_at(HtModel *m)
   m->at_done = 1;
 }
 
+/* Take the snapshot due, unless o.snap_max are taken: then stop them. */
+static void model_snap(HtModel *m)
+{
+  if (m->o.snap_max && m->nsnap >= m->o.snap_max) {
+    m->snap_cut = 1;
+    m->o.snap_ns = 0;
+    return;
+  }
+  m->o.on_snap(m->o.arg, m, m->next_snap);
+  m->nsnap++;
+  m->next_snap += m->o.snap_ns;
+}
+
 /* Before an event at time ts: take the --at composition and snapshots due. */
 static void model_clock(HtModel *m, uint64_t ts)
 {
   if (!m->at_done && ts > m->o.at_ns) model_take_at(m);
-  while (m->o.snap_ns && m->o.on_snap && ts > m->next_snap) {
-    m->o.on_snap(m->o.arg, m, m->next_snap);
-    m->next_snap += m->o.snap_ns;
-  }
+  while (m->o.snap_ns && m->o.on_snap && ts > m->next_snap) model_snap(m);
 }
 
 /* Feed one resolved event. */
@@ -405,10 +415,7 @@ void ht_model_finish(HtModel *m)
   /* The reader's end is the trailer's end time (else the last event's),
   ** relative to the tape's start like event times. */
   m->duration = st && st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
-  while (m->o.snap_ns && m->o.on_snap && m->next_snap <= m->duration) {
-    m->o.on_snap(m->o.arg, m, m->next_snap);
-    m->next_snap += m->o.snap_ns;
-  }
+  while (m->o.snap_ns && m->o.on_snap && m->next_snap <= m->duration) model_snap(m);
   for (uint32_t i = 0; i < m->nsite; i++) {
     HtSite *s = &m->site[i];
     s->f.peak = s->stamp == m->epoch ? s->saved : s->f.live;

@@ -118,6 +118,9 @@ typedef struct HtModelOpts {
   uint64_t at_ns;            /* record the composition at this time, or UINT64_MAX */
   uint64_t snap_ns;          /* call on_snap every snap_ns (0 = never) */
   HtSnapFn on_snap;          /* snapshot callback */
+  uint32_t snap_max;         /* at most this many snapshots (0 = no limit): a
+                                damaged time far past the tape's end must
+                                not cost a long loop */
   HtProgressFn progress;     /* progress callback, or NULL */
   HtRssFn on_rss;            /* RSS sample callback, or NULL */
   int split;                 /* one site per (stack, thread, domain), as
@@ -176,6 +179,8 @@ struct HtModel {
   uint64_t at_heap_n;        /* blocks at the --at time */
   int at_done;               /* the --at composition is taken */
   uint64_t next_snap;        /* tape time of the next snapshot */
+  uint32_t nsnap;            /* snapshots taken */
+  int snap_cut;              /* snapshots stopped at o.snap_max */
   uint64_t rss_max;          /* largest RSS event */
   uint64_t first_ts;         /* first event time */
   uint64_t last_ts;          /* last event time */

@@ -49,7 +49,8 @@ static uint8_t *seal_agg(SealCtx *c, size_t *len)
 {
   uint8_t *agg = NULL;
   ht_model_finish(&c->m);
-  if (c->m.oom || ht_agg_encode(&c->m, &c->sn, &agg, len)) return NULL;
+  /* Snapshots cut short (times past the end the scan saw) are left out. */
+  if (c->m.oom || ht_agg_encode(&c->m, c->m.snap_cut ? NULL : &c->sn, &agg, len)) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
   return agg;
 }
@@ -88,7 +89,8 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   SealCtx c = {.w = ht_sealw_new(f, r)};
   c.sn.step = ht_snaps_step(ht_reader_stats(r)->end_ns, HT_SNAPS_BUCKETS);
   HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .snap_ns = c.sn.step,
-                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c.sn};
+                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c.sn,
+                    .snap_max = 4 * HT_SNAPS_BUCKETS};
   int mrc = ht_model_init(&c.m, r, &mo);
   HtResolve rs;
   ht_resolve_init(&rs);

@@ -71,4 +71,10 @@ sys.exit(0 if len(l.html_data(sys.argv[2])["rss"]) >= 10 else 1)' "$LIB" "$TMP/g
 : > "$TMP/empty.tape"
 "$HEAPTAPE" html "$TMP/empty.tape" -o "$TMP/empty.html" 2>"$TMP/err"; rc=$?
 ok "empty tape: exit 1, message, no page" sh -c '[ "$1" = 1 ] && grep -q "^heaptape: .*empty.tape: " "$2" && [ ! -e "$3" ]' _ $rc "$TMP/err" "$TMP/empty.html"
+# A tape whose times run far past the end its scan saw (fuzzer-made): the
+# page stops at 4x the buckets with a warning, instead of a snapshot per
+# step up to the wild time (which took gigabytes).
+g="$HT_ROOT/tests/fuzz/corpus/fuzz_sealed/gen-1.tape"
+ok "times past the end: the page is bounded and says so" sh -c \
+  "\"$HEAPTAPE\" html -o \"$TMP/gen.html\" \"$g\" 2>&1 | grep -q 'stops after 400 buckets'"
 finish
