@@ -31,6 +31,7 @@ void ht_resolve_lean(HtResolve *rs, int by_index)
   rs->payload = resolve_payload(rs);
   ht_live_free(&rs->live);
   ht_live_init(&rs->live, rs->payload);
+  if (by_index) ht_live_dense(&rs->live);
 }
 
 /* Release what rs owns. */
@@ -47,6 +48,7 @@ void ht_resolve_reset(HtResolve *rs)
   ht_resolve_free(rs);
   ht_resolve_init(rs);
   if (lean) ht_resolve_lean(rs, by_index);
+  else if (by_index) ht_live_dense(&rs->live);
   rs->by_index = by_index;
 }
 
@@ -130,6 +132,7 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
   if (rs->by_index != ht_reader_sealed(r)) {  /* the key decides the payload */
     rs->by_index = ht_reader_sealed(r);
     if (rs->lean) ht_resolve_lean(rs, rs->by_index);
+    else if (rs->by_index && !rs->live.count) ht_live_dense(&rs->live);
   }
   ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;

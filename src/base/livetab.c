@@ -36,7 +36,7 @@ static int live_grow(HtLive *t)
   for (size_t i = 0; t->slot && i <= t->mask; i++) {
     uint64_t k = *live_key(t, i);
     if (!k) continue;
-    size_t j = ht_hash64(k) & (n - 1);
+    size_t j = ht_live_home(t, k) & (n - 1);
     while (*(uint64_t *)(s + j * t->stride)) j = (j + 1) & (n - 1);
     memcpy(s + j * t->stride, live_key(t, i), t->stride);
   }
@@ -51,7 +51,7 @@ void *ht_live_get(const HtLive *t, uint64_t addr)
 {
   if (HT_UNLIKELY(!addr)) return t->has_zero ? (void *)t->zero : NULL;
   if (!t->slot) return NULL;
-  for (size_t i = ht_hash64(addr) & t->mask;; i = (i + 1) & t->mask) {
+  for (size_t i = ht_live_home(t, addr) & t->mask;; i = (i + 1) & t->mask) {
     uint64_t *k = live_key(t, i);
     if (*k == addr) return k + 1;
     if (!*k) return NULL;
@@ -68,7 +68,7 @@ void *ht_live_put(HtLive *t, uint64_t addr, int *existed)
     return t->zero;
   }
   if ((!t->slot || (t->count + 1) * 2 > t->mask + 1) && live_grow(t)) return NULL;
-  size_t i = ht_hash64(addr) & t->mask;
+  size_t i = ht_live_home(t, addr) & t->mask;
   for (;; i = (i + 1) & t->mask) {
     uint64_t *k = live_key(t, i);
     if (*k == addr) { *existed = 1; return k + 1; }
@@ -93,7 +93,7 @@ int ht_live_del(HtLive *t, uint64_t addr, void *out)
     return 1;
   }
   if (!t->slot) return 0;
-  size_t i = ht_hash64(addr) & t->mask;
+  size_t i = ht_live_home(t, addr) & t->mask;
   while (*live_key(t, i) != addr) {
     if (!*live_key(t, i)) return 0;
     i = (i + 1) & t->mask;
@@ -105,7 +105,7 @@ int ht_live_del(HtLive *t, uint64_t addr, void *out)
       j = (j + 1) & t->mask;
       uint64_t k = *live_key(t, j);
       if (!k) { t->count--; return 1; }
-      size_t home = ht_hash64(k) & t->mask;
+      size_t home = ht_live_home(t, k) & t->mask;
       /* Move j back to i unless its home lies cyclically in (i, j]. */
       if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) continue;
       break;

@@ -13,6 +13,7 @@ typedef struct HtLive {
   size_t mask;               /* slots - 1 (a power of two) */
   size_t count;              /* keys stored, the zero key included */
   int has_zero;              /* address 0 is stored in zero[] */
+  int dense;                 /* keys are allocation indexes (see live_home) */
   uint8_t zero[64];          /* payload of address 0 */
 } HtLive;
 
@@ -31,10 +32,22 @@ int ht_live_del(HtLive *t, uint64_t addr, void *out) HT_HIDDEN;
 /* Iterate: start with *it = 0; 0 at the end. */
 int ht_live_next(const HtLive *t, size_t *it, uint64_t *addr, void **payload) HT_HIDDEN;
 
+/* Keys will be allocation indexes (rising, mostly freed soon), not
+** addresses: runs of 16 consecutive keys get neighbouring slots, so a
+** sealed tape's blocks are put and taken where the last ones were. Call on
+** an empty table. */
+HT_INLINE void ht_live_dense(HtLive *t) { t->dense = 1; }
+
+/* The slot a key's probe starts from (before masking). */
+HT_INLINE size_t ht_live_home(const HtLive *t, uint64_t k)
+{
+  return t->dense ? (size_t)(ht_hash64(k >> 4) << 4 | (k & 15)) : (size_t)ht_hash64(k);
+}
+
 /* Start loading the slot addr hashes to (lookahead pipelines). */
 HT_INLINE void ht_live_prefetch(const HtLive *t, uint64_t addr)
 {
-  if (t->slot) __builtin_prefetch(t->slot + (ht_hash64(addr) & t->mask) * t->stride);
+  if (t->slot) __builtin_prefetch(t->slot + (ht_live_home(t, addr) & t->mask) * t->stride);
 }
 
 #endif
