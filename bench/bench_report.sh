@@ -3,6 +3,7 @@
 # against heaptrack_print, on the same programs recorded by both: the real
 # workloads of bench/workloads.sh plus a synthetic churn with a small live set.
 # usage: sh bench/bench_report.sh [BUILD_DIR] [RUNS]
+#        (BENCH_WORKLOADS="python churn" to run some of them)
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}; RUNS=${2:-3}
@@ -37,6 +38,17 @@ C
 cc -O1 -g -fno-omit-frame-pointer -o "$W/churn" "$W/churn.c"
 wl_churn() { "$@" "$W/churn"; }
 
+# A long run (issue 12: at least 100 M events): the python3 workload six
+# times over in one process, about 114 M events with a bounded live set.
+cat > "$W/pylong.py" <<'PYEOF'
+import json
+for r in range(6):
+    d = [{'a': i, 'b': str(i) * 3, 'c': [i] * 5} for i in range(200000)]
+    s = json.dumps(d); e = json.loads(s)
+print(len(s))
+PYEOF
+wl_long() { PYTHONMALLOC=malloc "$@" "$PY" "$W/pylong.py"; }
+
 # Median of the arguments.
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -49,7 +61,7 @@ measure() {
 echo "| workload | allocation calls | tape events | heaptape report | heaptrack_print | speed-up | RSS heaptape / heaptrack_print |"
 echo "|---|---|---|---|---|---|---|"
 SEALROWS=""
-for w in $WORKLOADS churn; do
+for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
   "wl_$w" "$HT" record -o "$W/$w.tape" -- > /dev/null 2>&1
   "wl_$w" heaptrack -o "$W/$w.ht" > /dev/null 2>&1 || true
   htfile=$(ls "$W/$w.ht"* | head -n 1)
@@ -70,7 +82,7 @@ for w in $WORKLOADS churn; do
   while [ $i -lt "$RUNS" ]; do
     set -- $(measure "$HT" report "$W/$w.sealed"); ss="$ss $1"; sr="$sr $2"
     set -- $(measure "$HT" pprof -o "$W/p.pb.gz" "$W/$w.sealed"); ps="$ps $1"
-    set -- $(measure "$HT" flamegraph --folded "$W/$w.sealed"); fs="$fs $1"
+    set -- $(measure "$HT" flamegraph --folded -o "$W/f.folded" "$W/$w.sealed"); fs="$fs $1"
     i=$((i + 1))
   done
   # Speed-ups against heaptrack_print; CPU time is counted in 10 ms ticks.
