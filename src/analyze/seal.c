@@ -66,7 +66,12 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   char why[256];
   int rc = ht_reader_open(&r, path, why, sizeof(why));
   if (rc) { snprintf(err, errlen, "%s: %s", path, why); return rc; }
-  if (ht_reader_sealed(r)) { sum->already = 1; ht_reader_close(r); return 0; }
+  /* A version 2 tape is sealed again, gaining its aggregate section. */
+  if (ht_reader_sealed(r) && ht_reader_header(r)->version >= HT_VERSION_SEALED) {
+    sum->already = 1;
+    ht_reader_close(r);
+    return 0;
+  }
   if ((flags & HT_SEAL_SYMBOLIZE) && !(ht_reader_header(r)->flags & HT_F_SYMBOLIZED)) {
     ht_reader_close(r);
     rc = ht_symbolize_run(path, HT_SYM_QUIET, NULL, err, errlen);

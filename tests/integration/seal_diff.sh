@@ -91,5 +91,10 @@ for n in basic lua; do
   ok "version 2 sealed $n: format version 2" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   2'"
   analyse "$TMP/j"; analyse "$TMP/s"
   ok "version 2 sealed $n: every analysis the same as its journal's" cmp -s "$TMP/j/out" "$TMP/s/out"
+  "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
+  ok "version 2 sealed $n: heaptape seal makes it version 3 with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q '^  sealed  *yes: report'"
+  analyse "$TMP/s"
+  ok "version 2 sealed $n, sealed again: every analysis the same" cmp -s "$TMP/j/out" "$TMP/s/out"
 done
 finish
