@@ -8,13 +8,15 @@
 
 static const char seal_usage[] =
   "usage: heaptape seal FILE...\n"
-  "Rewrite each tape as a sealed tape (docs/FORMAT.md, version 2): its events\n"
+  "Rewrite each tape as a sealed tape (docs/FORMAT.md, version 3): its events\n"
   "in global order, every free naming the allocation it releases, stored in\n"
-  "compressed column blocks with an index. `heaptape record` seals what it\n"
-  "records; seal tapes written by plain LD_PRELOAD, an embedding program or a\n"
-  "run that crashed (a tape not yet symbolised is symbolised first, on the\n"
-  "machine that recorded it). Every command reads both forms and answers\n"
-  "the same; a sealed tape is left as it is.\n";
+  "compressed column blocks with an index, and the figures of report, stats,\n"
+  "flamegraph, pprof and html computed once, so they read no event.\n"
+  "`heaptape record --seal` seals what it records; seal tapes recorded without\n"
+  "it, by plain LD_PRELOAD, an embedding program or a run that crashed (a tape\n"
+  "not yet symbolised is symbolised first, on the machine that recorded it).\n"
+  "Every command reads both forms and answers the same; a sealed tape is left\n"
+  "as it is (one of version 2 gains its figures).\n";
 
 /* `heaptape seal`: parse its arguments and run it; returns the exit status. */
 int cmd_seal(int argc, char **argv)
