@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "../base/strtab.h"
 #include "../analyze/frames.h"
 #include "../base/escape.h"
 
@@ -365,15 +366,27 @@ static void text_row(FILE *f, const Rows *w, uint32_t row, SiteKey k,
     return;
   }
   uint32_t ng = 0;
+  HtStrtab seen;             /* texts -> group: a row may merge 10^5 stacks */
+  memset(&seen, 0, sizeof(seen));
+  uint32_t *group_of = malloc(n * sizeof(uint32_t));  /* text id -> group */
+  int hashed = group_of && !ht_strtab_init(&seen, n);
   for (uint32_t i = 0; i < n; i++) {
     char *t = report_callers(m, m->site[v[i]].stack, o->depth);
     uint64_t key = report_key(&m->site[v[i]].f, k);
-    uint32_t j = 0;
-    while (j < ng && !(t && g[j].text && !strcmp(g[j].text, t))) j++;
+    uint32_t j = ng;
+    if (t && hashed) {
+      int added;
+      int64_t id = ht_strtab_intern(&seen, t, &added);
+      if (id < 0) hashed = 0;  /* out of memory: no more grouping */
+      else if (!added) j = group_of[id];
+      else group_of[id] = ng;
+    }
     if (j == ng) { g[ng++].text = t; } else free(t);
     g[j].key += key;
     g[j].n++;
   }
+  ht_strtab_free(&seen);
+  free(group_of);
   qsort(g, ng, sizeof(Group), report_group_cmp);
   uint64_t whole = report_key(rows_fig(w, row), k), rest = 0;
   uint32_t shown = o->paths && o->paths < ng ? o->paths : ng;
