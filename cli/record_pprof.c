@@ -1,11 +1,11 @@
 /* heaptape -- continuous profiling while recording: the record parent
-** re-reads the growing tape every N seconds and writes a pprof snapshot.
+** follows the growing tape and writes a pprof snapshot every N seconds.
 **
-** The recorder's writer thread flushes the tape at least every 100 ms, and
-** the reader recovers a tape cut after its last whole packet, so re-opening
-** the file per snapshot sees everything flushed so far. Each snapshot costs
-** one pass over the whole tape: fine for sampled tapes (--sample), which are
-** small; an unsampled tape of a long run makes snapshots slower and slower.
+** The recorder's writer thread flushes the tape at least every 100 ms. One
+** followed reader (ht_reader_open_follow) and one model are kept between
+** snapshots: each snapshot reads only the packets written since the last
+** one, so its cost follows the recording's rate, never its length (it
+** re-read the whole tape each time before: quadratic in the run's length).
 ** The program never pauses: all of this happens in the parent process.
 ** The tape has no symbols yet (they are appended at exit), so native
 ** addresses are symbolised here with libdw, one symboliser kept across
@@ -20,6 +20,7 @@
 
 #include "cmds.h"
 #include "record_pprof.h"
+#include "../src/analyze/follow.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/output/pprof.h"
 
@@ -31,6 +32,8 @@ typedef struct RecPprof {
   HtMap declared;            /* module bases declared to sym */
   uint64_t since;            /* tape time the previous snapshot covered */
   unsigned seq;              /* snapshots written */
+  HtReader *r;               /* the followed tape, NULL until it is there */
+  HtModel m;                 /* sites by (stack, thread, domain) so far */
   HtSymOut out[16];          /* last lookup */
 } RecPprof;
 
@@ -58,37 +61,50 @@ static size_t recpprof_sym(void *arg, const HtTallyMod *mod, uint64_t ip,
   return n;
 }
 
-/* One snapshot: re-read the tape, write TAPE.NNNN.pb.gz. */
+/* HtResFn: feed the model; declare modules to the symboliser as they come. */
+static void recpprof_event(void *arg, const HtRes *res)
+{
+  RecPprof *rp = arg;
+  const HtEvent *ev = res->ev;
+  ht_model_res(&rp->m, res);
+  if (ev->type == HT_EV_MODULE && rp->sym && !ht_map_get(&rp->declared, ev->addr)) {
+    char path[4096];
+    size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
+    memcpy(path, ev->str, n);
+    path[n] = 0;
+    ht_symbolizer_module(rp->sym, path, ev->addr, ev->build_id, ev->build_id_len,
+                         ev->segs, ev->nseg);
+    ht_map_put(&rp->declared, ev->addr, 1);
+  }
+}
+
+/* Open the tape once this run's is there; 0 when it is (and the model). */
+static int recpprof_open(RecPprof *rp)
+{
+  char err[512];
+  if (ht_reader_open_follow(&rp->r, rp->tape, err, sizeof(err))) { rp->r = NULL; return -1; }
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
+  if (ht_reader_header(rp->r)->pid != (uint32_t)rp->pid ||  /* an older tape */
+      ht_model_init(&rp->m, rp->r, &mo)) {
+    ht_reader_close(rp->r);
+    rp->r = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* One snapshot: read what the tape gained, write TAPE.NNNN.pb.gz. */
 static void recpprof_snapshot(RecPprof *rp)
 {
-  HtReader *r;
   char err[512];
-  if (ht_reader_open(&r, rp->tape, err, sizeof(err))) return;  /* not written yet */
-  if (ht_reader_header(r)->pid != (uint32_t)rp->pid) {  /* an older tape */
-    ht_reader_close(r);
-    return;
-  }
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .since_ns = rp->since};
-  HtModel m;
+  if (!rp->r ? recpprof_open(rp) : ht_reader_poll(rp->r) < 0) return;  /* not written yet */
+  HtModel *m = &rp->m;
+  ht_reader_hold(rp->r, ht_follow_hold_until(m, ht_reader_stats(rp->r), 0));
+  if (ht_resolve_run(&m->rs, rp->r, recpprof_event, NULL, rp)) m->oom = 1;
   HtTally t = {0};
-  if (ht_model_init(&m, r, &mo)) { ht_reader_close(r); return; }
-  HtEvent ev;
-  while (ht_reader_next(r, &ev) > 0) {
-    ht_model_event(&m, &ev);
-    if (ev.type == HT_EV_MODULE && rp->sym && !ht_map_get(&rp->declared, ev.addr)) {
-      char path[4096];
-      size_t n = ev.len < sizeof(path) - 1 ? ev.len : sizeof(path) - 1;
-      memcpy(path, ev.str, n);
-      path[n] = 0;
-      ht_symbolizer_module(rp->sym, path, ev.addr, ev.build_id, ev.build_id_len,
-                           ev.segs, ev.nseg);
-      ht_map_put(&rp->declared, ev.addr, 1);
-    }
-  }
-  ht_model_finish(&m);
-  const HtHeader *h = ht_reader_header(r);
-  HtPprof *p = ht_tally_from_model(&t, &m, HT_INUSE_END) ? NULL : ht_pprof_new();
-  HtPprofSrc src = {.r = r, .t = &t, .sym = recpprof_sym, .sym_arg = rp,
+  const HtHeader *h = ht_reader_header(rp->r);
+  HtPprof *p = ht_tally_from_model(&t, m, HT_INUSE_END) ? NULL : ht_pprof_new();
+  HtPprofSrc src = {.r = rp->r, .t = &t, .sym = recpprof_sym, .sym_arg = rp,
                     .time_ns = h->start_ns + t.last_ts,
                     .duration_ns = t.last_ts - (rp->since < t.last_ts ? rp->since : t.last_ts)};
   char name[4096], note[256];
@@ -101,10 +117,10 @@ static void recpprof_snapshot(RecPprof *rp)
     else rp->seq++;
   }
   rp->since = t.last_ts;
+  for (uint32_t i = 0; i < m->nsite; i++)  /* the next one counts calls anew */
+    m->site[i].recent = m->site[i].recent_bytes = 0;
   ht_pprof_destroy(p);
   ht_tally_free(&t);
-  ht_model_free(&m);
-  ht_reader_close(r);
 }
 
 /* Wait for pid, writing snapshots every every_ns. */
@@ -137,5 +153,9 @@ pid_t ht_record_pprof_wait(pid_t pid, int *status, const char *tape, uint64_t ev
                  rp.seq == 1 ? "" : "s", tape, tape, rp.seq);
   if (rp.sym) ht_symbolizer_destroy(rp.sym);
   ht_map_free(&rp.declared);
+  if (rp.r) {
+    ht_model_free(&rp.m);
+    ht_reader_close(rp.r);
+  }
   return w;
 }

@@ -229,6 +229,17 @@ static int follow_open(HtFollow *f)
   return 0;
 }
 
+/* Tape time up to which a growing tape's events are delivered. */
+uint64_t ht_follow_hold_until(const HtModel *m, const HtReadStats *st, int closed)
+{
+  /* One thread allocating: numbers skipped are its block's leftovers, a
+  ** short wait. Several: every number is used, a gap is a packet to come. */
+  uint32_t busy = 0;
+  for (uint32_t i = 0; i < m->nth; i++) busy += m->th[i].allocs > 0;
+  uint64_t hold = busy > 1 ? HT_FOLLOW_GAP_NS : HT_FOLLOW_HOLD_NS;
+  return closed ? UINT64_MAX : st->end_ns > hold ? st->end_ns - hold : 0;
+}
+
 /* Take in what the tape gained since the last poll. */
 int ht_follow_poll(HtFollow *f, int final)
 {
@@ -255,12 +266,7 @@ int ht_follow_poll(HtFollow *f, int final)
   if (renamed) f->ndict = nd, f->ngroup = 0;
   const HtReadStats *st = ht_reader_stats(f->r);
   int closed = final || st->has_trailer;
-  /* One thread allocating: numbers skipped are its block's leftovers, a
-  ** short wait. Several: every number is used, a gap is a packet to come. */
-  uint32_t busy = 0;
-  for (uint32_t i = 0; i < f->m.nth; i++) busy += f->m.th[i].allocs > 0;
-  uint64_t hold = busy > 1 ? HT_FOLLOW_GAP_NS : HT_FOLLOW_HOLD_NS;
-  ht_reader_hold(f->r, closed ? UINT64_MAX : st->end_ns > hold ? st->end_ns - hold : 0);
+  ht_reader_hold(f->r, ht_follow_hold_until(&f->m, st, closed));
   uint64_t before = f->m.events;
   int rc = ht_resolve_run(&f->m.rs, f->r, follow_apply, follow_prefetch, f);
   uint64_t n = f->m.events - before;

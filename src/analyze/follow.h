@@ -94,6 +94,10 @@ void ht_follow_free(HtFollow *f) HT_HIDDEN;
 ** tape is not there yet and pid is set), or a HEAPTAPE_E_* code with
 ** f->err set ("<path>: <problem>"). */
 int ht_follow_poll(HtFollow *f, int final) HT_HIDDEN;
+/* The time to ht_reader_hold a followed tape at, for a model fed from it:
+** a gap in the sequence numbers waits for the packet that may fill it, long
+** enough for m's threads (UINT64_MAX once closed: the writer is gone). */
+uint64_t ht_follow_hold_until(const HtModel *m, const HtReadStats *st, int closed) HT_HIDDEN;
 /* Sites known (indices of f->site). */
 HT_INLINE size_t ht_follow_nsite(const HtFollow *f) { return f->names.n; }
 /* Levels of site i's stack (symbolised on the fly), innermost first;
