@@ -448,6 +448,21 @@ static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
   return 0;
 }
 
+/* Add node (parent, frame) as the next id without interning it: a sealed
+** tape names each node once, in id order, and no event adds any (the
+** interning table is left empty). 0 when out of memory. */
+static uint32_t node_append(HtReader *r, uint32_t parent, uint64_t frame)
+{
+  size_t cap = r->capnodes;
+  if (r->nnodes >= UINT32_MAX - 1 ||
+      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
+  r->capnodes = (uint32_t)cap;
+  uint32_t id = r->nnodes++;
+  r->nodes[id].frame = frame;
+  r->nodes[id].parent = parent;
+  return id;
+}
+
 /* Load the nodes of a STACKS body (in id order); 0, or -1 when malformed. */
 static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
 {
@@ -459,7 +474,7 @@ static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
     if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
       return -1;
     frame += (uint64_t)ht_unzigzag(df);
-    if (node_intern(r, (uint32_t)(id - up), frame) != id) return -1;
+    if (node_append(r, (uint32_t)(id - up), frame) != id) return -1;
   }
   return 0;
 }

@@ -316,7 +316,11 @@ void ht_flame_svg(FILE *f, const HtFlame *fl, const char *title, HtFlameMetric k
 /* A name with the separators of the folded format replaced. */
 static void flame_folded_name(FILE *f, const char *s)
 {
-  for (; *s; s++) fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, f);
+  for (size_t n; *s; s += n) {  /* runs without ';' or newline in one write */
+    n = strcspn(s, ";\n");
+    fwrite(s, 1, n, f);
+    if (s[n]) { fputc(s[n] == ';' ? ':' : ' ', f); n++; }
+  }
 }
 
 /* Collapsed stacks, one line per site with a non-zero value. */
