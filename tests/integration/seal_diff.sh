@@ -53,6 +53,7 @@ analyse() {
     # html: a journal cut short knows its length only after its pass, so its
     # page may get more buckets than asked; the sealed tape gets those asked.
     if [ -z "$CUT" ]; then echo "== html"; "$HEAPTAPE" html -o page.html tape.tape 2>&1; cksum < page.html; fi
+    echo "== replay"; "$HEAPTAPE" replay --allocator glibc tape.tape 2>&1 | head -n 1
     echo "== pprof"; "$HEAPTAPE" pprof -o p.pb.gz tape.tape 2>&1
     go tool pprof -raw p.pb.gz 2>/dev/null | sed -n '/^Samples:/,$p'
   } > out 2>&1)
