@@ -169,6 +169,7 @@ int ht_follow_init(HtFollow *f, const char *path, uint32_t pid)
     return HEAPTAPE_E_NOMEM;
   }
   f->sym = ht_symbolizer_new(HT_SYM_QUIET);
+  f->gap_ns = HT_FOLLOW_GAP_NS;
   return 0;
 }
 
@@ -191,7 +192,13 @@ void ht_follow_free(HtFollow *f)
 static void follow_apply(void *ctx, const HtRes *res)
 {
   HtFollow *f = ctx;
-  if (res->ev->type == HT_EV_MODULE) follow_module(f, res->ev);
+  const HtEvent *ev = res->ev;
+  if (ev->type == HT_EV_MODULE) follow_module(f, ev);
+  if (ev->seq > f->seq_max) f->seq_max = ev->seq;
+  else if (ev->seq < f->seq_max) {  /* its packet came after its hold ran out */
+    f->late++;
+    if (f->gap_ns < HT_FOLLOW_GAP_MAX_NS / 2) f->gap_ns *= 2;  /* wait longer from now on */
+  }
   ht_model_res(&f->m, res);
 }
 
@@ -229,15 +236,23 @@ static int follow_open(HtFollow *f)
   return 0;
 }
 
-/* Tape time up to which a growing tape's events are delivered. */
-uint64_t ht_follow_hold_until(const HtModel *m, const HtReadStats *st, int closed)
+/* Tape time up to which a growing tape's events are delivered, a gap
+** waiting gap_ns while several threads allocate. */
+static uint64_t follow_hold_until(const HtModel *m, const HtReadStats *st, int closed,
+                                  uint64_t gap_ns)
 {
   /* One thread allocating: numbers skipped are its block's leftovers, a
   ** short wait. Several: every number is used, a gap is a packet to come. */
   uint32_t busy = 0;
   for (uint32_t i = 0; i < m->nth; i++) busy += m->th[i].allocs > 0;
-  uint64_t hold = busy > 1 ? HT_FOLLOW_GAP_NS : HT_FOLLOW_HOLD_NS;
+  uint64_t hold = busy > 1 ? gap_ns : HT_FOLLOW_HOLD_NS;
   return closed ? UINT64_MAX : st->end_ns > hold ? st->end_ns - hold : 0;
+}
+
+/* Tape time up to which a growing tape's events are delivered. */
+uint64_t ht_follow_hold_until(const HtModel *m, const HtReadStats *st, int closed)
+{
+  return follow_hold_until(m, st, closed, HT_FOLLOW_GAP_NS);
 }
 
 /* Take in what the tape gained since the last poll. */
@@ -266,7 +281,7 @@ int ht_follow_poll(HtFollow *f, int final)
   if (renamed) f->ndict = nd, f->ngroup = 0;
   const HtReadStats *st = ht_reader_stats(f->r);
   int closed = final || st->has_trailer;
-  ht_reader_hold(f->r, ht_follow_hold_until(&f->m, st, closed));
+  ht_reader_hold(f->r, follow_hold_until(&f->m, st, closed, f->gap_ns));
   uint64_t before = f->m.events;
   int rc = ht_resolve_run(&f->m.rs, f->r, follow_apply, follow_prefetch, f);
   uint64_t n = f->m.events - before;

@@ -13,7 +13,9 @@
 #define HT_FOLLOW_HOLD_NS 300000000ull /* a gap in the sequence numbers waits
                                            this long (one thread allocating) */
 #define HT_FOLLOW_GAP_NS 2000000000ull /* or this long (several threads: a
-                                           thread's packet is still to come) */
+                                           thread's packet is still to come), */
+#define HT_FOLLOW_GAP_MAX_NS 16000000000ull /* doubled up to this whenever an
+                                           event came later than that */
 #define HT_FOLLOW_MOMENTS 256          /* moments of the history kept */
 #define HT_FOLLOW_MOMENT0 10000000ull  /* their first spacing: 10 ms, doubled
                                            whenever the history is full */
@@ -79,6 +81,12 @@ typedef struct HtFollow {
   uint64_t prev_ts;          /* at the previous refresh */
   uint64_t refreshes;        /* polls that delivered events */
   uint64_t polled_bytes;     /* tape bytes taken in by the last poll */
+  uint64_t seq_max;          /* largest sequence number taken in */
+  uint64_t late;             /* events taken in after a later one (their
+                                packet came after their hold ran out): the
+                                figures may be off (a free before its
+                                allocation counts as an unknown free) */
+  uint64_t gap_ns;           /* how long a gap waits, several threads */
   int done;                  /* the tape is closed and wholly read */
   int oom;                   /* out of memory somewhere: figures incomplete */
   char err[512];             /* the last error, one line */

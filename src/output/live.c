@@ -116,6 +116,7 @@ static void live_status(const HtFollow *f, const HtLiveView *v, int cols)
   printw("  [%s]%s", v->state ? v->state : "", v->paused ? "  PAUSED" : "");
   mvprintw(1, 0, "heap %s in %" PRIu64 " blocks  peak %s  calls %s  %s", heap, hn, peak,
            calls, when);
+  if (f->late) printw("  (%" PRIu64 " late events)", f->late);
 }
 
 /* The heap over time: one column per slice of the run, the moment marked. */
