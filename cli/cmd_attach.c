@@ -17,6 +17,7 @@
 #include "attach_proc.h"
 #include "cmds.h"
 #include "inject.h"
+#include "live_term.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/base/options.h"
 #include "../src/base/parse.h"
@@ -46,6 +47,8 @@ static const char attach_usage[] =
   "      --frames N         frames kept per stack (1..256, default 64)\n"
   "      --duration SEC     detach after SEC seconds\n"
   "      --no-symbols       leave the tape unsymbolised\n"
+  "      --live             show the heap live in the terminal (docs/LIVE.md);\n"
+  "                         quitting the view (q, Ctrl-C) detaches\n"
   "  -h, --help             this text\n";
 
 static volatile sig_atomic_t attach_quit;  /* a signal asked us to detach */
@@ -312,17 +315,17 @@ static int attach_wait(pid_t pid, pid_t who, uintptr_t ca, uint64_t duration_ns)
 /* `heaptape attach [options] PID`. */
 int cmd_attach(int argc, char **argv)
 {
-  enum { O_OUT = 1, O_SAMPLE, O_UNWIND, O_FRAMES, O_DURATION, O_NOSYM };
+  enum { O_OUT = 1, O_SAMPLE, O_UNWIND, O_FRAMES, O_DURATION, O_NOSYM, O_LIVE };
   static const HtOpt opts[] = {
     { "--output", 'o', 1, O_OUT }, { "--sample", 0, 1, O_SAMPLE },
     { "--unwind", 0, 1, O_UNWIND }, { "--frames", 0, 1, O_FRAMES },
     { "--duration", 0, 1, O_DURATION }, { "--no-symbols", 0, 0, O_NOSYM },
-    { NULL, 0, 0, 0 } };
+    { "--live", 0, 0, O_LIVE }, { NULL, 0, 0, 0 } };
   HtArgs a;
   ht_args_init(&a, argc, argv, "attach", attach_usage, opts);
   const char *out = NULL, *pidarg = NULL;
   uint64_t sample = 0, unwind = HT_UNWIND_LIBUNWIND, frames = HT_DEFAULT_FRAMES, dur = 0;
-  int nosym = 0, k;
+  int nosym = 0, live = 0, k;
   while ((k = ht_args_next(&a)) != HT_ARG_END) {
     switch (k) {
     case HT_ARG_HELP: return HT_EXIT_OK;
@@ -343,9 +346,12 @@ int cmd_attach(int argc, char **argv)
     case O_FRAMES: if (ht_args_uint(&a, 1, HT_MAXFRAMES, &frames)) return HT_EXIT_USAGE; break;
     case O_DURATION: if (ht_args_seconds(&a, &dur)) return HT_EXIT_USAGE; break;
     case O_NOSYM: nosym = 1; break;
+    case O_LIVE: live = 1; break;
     }
   }
   if (!pidarg) return ht_args_missing(&a, "process");
+  if (live && dur)  /* the view ends the recording: q, not a clock */
+    return ht_args_bad(&a, "--live and --duration: one at a time");
   char *end;
   long pid = strtol(pidarg, &end, 10);
   if (*end || pid <= 0 || pid > INT32_MAX)
@@ -411,6 +417,15 @@ int cmd_attach(int argc, char **argv)
   }
   fprintf(stderr, "heaptape: recording process %ld (%s): %u slots hooked in %u objects; "
           "Ctrl-C or heaptape detach %ld ends it\n", pid, prog, c.slots, c.objects, pid);
+  if (live) {  /* the view until q or Ctrl-C, then detach as on Ctrl-C */
+    HtFollow f;
+    int st = 0, ended = 0;
+    if (!ht_follow_init(&f, tape, (uint32_t)pid)) {
+      ht_live_term_run(&f, (pid_t)pid, &st, &ended, prog);
+      ht_follow_free(&f);
+    }
+    attach_quit = 1;
+  }
   int how = attach_wait((pid_t)pid, who, ca, dur);
   if (how == 1) {
     if (ht_proc_state((pid_t)pid) && ht_proc_state((pid_t)pid) != 'Z')

@@ -151,6 +151,16 @@ kill -TERM "$(cat "$T/p.pid")"
 wait_for 'program ended'; ok "live --pid: the process's end is shown" $?
 keys q; sane 'DONE-0' "live --pid, q"
 
+# attach --live: a running program's heap; quitting the view detaches.
+run "'$GROW' 60 >/dev/null 2>&1 & echo \$! >'$T/a.pid'; '$HEAPTAPE' attach --live -o '$T/a.tape' \$!; echo DONE-\$?"
+wait_for 'grow_cache .*live_grow.c'; ok "attach --live: the attached program's top site" $?
+keys q; sane 'DONE-0' "attach --live, q"
+screen | grep -q 'detached from process'; ok "attach --live: q detached" $?
+kill -0 "$(cat "$T/a.pid")"; ok "attach --live: the program runs on after the detach" $?
+kill -TERM "$(cat "$T/a.pid")"
+"$HEAPTAPE" report "$T/a.tape" >/dev/null 2>&1; ok "attach --live: its tape reads" $?
+expect "attach --live --duration: refused" 2 "one at a time" "$HEAPTAPE" attach --live --duration 1 1
+
 # heaptape's own crash: the handler restores the terminal (modes, screen).
 run "'$HEAPTAPE' live '$T/l.tape'; echo DONE-\$?"
 wait_for 'tape closed'; ok "live FILE again: on screen" $?
