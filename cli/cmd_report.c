@@ -177,7 +177,13 @@ int cmd_report(int argc, char **argv)
   mo.at_ns = o.at_ns;
   mo.progress = isatty(2) ? report_progress : NULL;
   mo.arg = &pg;
-  if (mo.snap_ns) mo.on_snap = ht_report_memprof_snap;
+  if (mo.snap_ns) {
+    mo.on_snap = ht_report_memprof_snap;
+    /* Four times the snapshots the scan's length asks for: a damaged time
+    ** far past the end must not print snapshots for ever. */
+    uint64_t want = ht_reader_stats(r)->end_ns / mo.snap_ns + 1;
+    mo.snap_max = want < UINT32_MAX / 8 ? (uint32_t)(4 * want + 16) : 0;
+  }
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
@@ -193,6 +199,9 @@ int cmd_report(int argc, char **argv)
   char warn[400];
   report_warn(path, r, warn, sizeof(warn));
   o.warning = warn[0] ? warn : NULL;
+  if (m.snap_cut)
+    ht_cli_error("warning: %s: events past the tape's end (damaged times?): snapshots stop "
+                 "after %u", path, (unsigned)m.nsnap);
   if (o.at_ns != UINT64_MAX && o.at_ns > m.duration)  /* a note: the heap at the end is shown */
     ht_cli_error("warning: %s: the tape ends at %.3f s; --at %.3f shows the heap at its end",
                  path, (double)m.duration / 1e9, (double)o.at_ns / 1e9);
