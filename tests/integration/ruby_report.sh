@@ -3,7 +3,8 @@
 # sites, retained counts and slot bytes in `heaptape report`, directly
 # (Heaptape.start/stop) and through `heaptape record --ruby`; --memprof names
 # them @file:line; go tool pprof -top shows the Ruby methods; start/stop
-# errors and the block form; GC.compact and fork never crash the VM.
+# errors and the block form; the live map exact through GC.compact; a fork
+# child records nothing; Ractors run, the main one's objects exact.
 . "$(dirname "$0")/viz_common.inc"
 command -v ruby >/dev/null 2>&1 || { echo "skip: no ruby"; echo "0 passed, 0 failed"; exit 0; }
 export RUBYLIB="$HT_BUILD/ruby"
@@ -103,4 +104,27 @@ PYEOF
 cat "$TMP/gc.chk"
 ok "GC.compact: the 20,000 kept strings still live at their line, moves as reallocations" \
   grep -q "^compaction exact: True" "$TMP/gc.chk"
+
+# Ractors: the VM survives; the main Ractor's objects are on the tape exactly
+# (internal tracepoints are per Ractor: the others' objects are not recorded)
+out=$(ruby -W0 -e '
+require "heaptape"
+Heaptape.start(ARGV[0])
+keep = 5000.times.map { |i| "m#{i}" * 2 } # MAIN
+rs = 4.times.map { |k| Ractor.new(k) { |k| a = 20000.times.map { |i| "r#{i}" * 3 }; GC.start; a.size } }
+sizes = rs.map(&:take)
+GC.start
+Heaptape.stop
+puts(sizes == [20000] * 4 && keep.size == 5000 ? "ok" : "bad")' "$TMP/ra.tape" 2>&1)
+ok "Ractors: the run completes ($out)" test "$out" = ok
+"$HEAPTAPE" report --json --top 1000 "$TMP/ra.tape" > "$TMP/ra.json" 2>/dev/null
+python3 - "$TMP/ra.json" > "$TMP/ra.chk" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = [s for s in d["bytes"] if s["location"].startswith("block in <main> -e:4")]
+print("main", [(s["leaked_blocks"]) for s in m], "unknown", d["summary"]["unknown_frees"])
+print("exact:", len(m) == 1 and 5000 <= m[0]["leaked_blocks"] <= 5004 and d["summary"]["unknown_frees"] == 0)
+PYEOF
+cat "$TMP/ra.chk"
+ok "Ractors: the main Ractor's 5,000 strings live at their line, no unknown free" grep -q "^exact: True" "$TMP/ra.chk"
 finish
