@@ -1,7 +1,7 @@
 #!/bin/sh
 # heaptape -- sealed tapes answer as their journals do: for tapes of C, C++
-# (threads), python3 (native, the Python module and --python=native),
-# sqlite3, perl, lua5.4, luajit (Lua profiler and --lua=native), sampled,
+# (threads), python3 (native, the Python module and --python=native), ruby
+# (the Ruby extension, with a compaction), sqlite3, perl, lua5.4, luajit (Lua profiler and --lua=native), sampled,
 # truncated and SIGKILLed runs, every analysis gives the same output from
 # `heaptape seal`'s tape as from the journal (report, stats, flamegraph,
 # pprof and html from its aggregate section); sealing
@@ -23,6 +23,7 @@ has lua5.4 && rec lua -- lua5.4 -e 'local t={} for i=1,20000 do t[i]=tostring(i)
 has luajit && rec luajit --lua -- luajit -e 'local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end t=nil collectgarbage()'
 [ -x /usr/bin/python3 ] && rec pymod --python -- /usr/bin/python3 -c 'import json; x=[json.dumps({"a": i}) for i in range(30000)]; del x[::2]'
 [ -x /usr/bin/python3 ] && rec pynative --python=native -- /usr/bin/python3 -c 'x=sorted(range(20000), key=lambda i: str(i) * 2)'
+has ruby && rec rbmod --ruby -- ruby -e 'x = 20000.times.map { |i| "s#{i}" * 2 }; GC.start; x = nil; GC.compact'
 has lua5.4 && rec luanative --lua=native -- lua5.4 -e 'local t={} for i=1,20000 do t[i]={i} end t=nil collectgarbage()'
 # A run killed by SIGKILL: a journal without trailer, symbolised by neither.
 (env LD_PRELOAD="$LIBHT" HEAPTAPE_OUTPUT="$TMP/killed.tape" "$HT_BUILD/progs/viz_grow" 5 >/dev/null 2>&1 &
