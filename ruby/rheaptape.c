@@ -268,7 +268,7 @@ static const rb_data_type_t rh_holder_type = {
 static void rh_event(VALUE tpval, void *data)
 {
   (void)data;
-  if (!rh.active || !heaptape_is_running()) return;
+  if (!rh.active) return;               /* the recorder's own calls check it runs */
   rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
   rb_event_flag_t ev = rb_tracearg_event_flag(ta);
   if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; return; }
