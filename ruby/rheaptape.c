@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -59,6 +60,7 @@ static struct {
   int active;              /* a session runs */
   int own_tape;            /* we started the tape (vs. attached to a preload) */
   int maxdepth;            /* Ruby frames kept per event */
+  int sampled;             /* HEAPTAPE_SAMPLE is set: sizes stay slots */
   uint64_t gen;            /* frame cache generation (GC start, a freed iseq) */
   RhFrame *fc;             /* frame cache (mmap) */
   RhLoc *loc;              /* intern table (mmap) */
@@ -363,6 +365,8 @@ static void rh_begin(const char *path, int frames, int attach)
   }
   int nfr = frames ? frames : heaptape_frames();
   rh.maxdepth = nfr >= 1 && nfr < RH_MAXDEPTH ? nfr : RH_MAXDEPTH;
+  const char *smp = getenv("HEAPTAPE_SAMPLE");  /* what the recorder samples by */
+  rh.sampled = smp && strtoull(smp, NULL, 10) > 0;
   rh.active = 1;
   rb_tracepoint_enable(rh.tp);
 }
@@ -374,7 +378,9 @@ static void rh_begin(const char *path, int frames, int attach)
 ** that size, in place, with its stack. */
 static void rh_sizes(void)
 {
-  if (!rh.ocap || !heaptape_is_running()) return;
+  /* sampled, a reallocation would be a new draw: the object could leave the
+  ** tape; the estimates then stay in slots */
+  if (!rh.ocap || rh.sampled || !heaptape_is_running()) return;
   for (size_t i = 0; i < rh.ocap; i++) {
     RhObj *e = &rh.obj[i];
     if (e->obj <= 1) continue;

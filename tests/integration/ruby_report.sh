@@ -57,6 +57,25 @@ if command -v go >/dev/null 2>&1; then
   for f in retain worker leaky; do ok "pprof -top shows $f" grep -q " $f\$" "$TMP/top.txt"; done
 fi
 
+# Sampled (--sample 8K): retained objects estimated within 30% (in slots:
+# sizes are not brought up to date when sampling)
+(unset RUBYLIB; cd "$TMP" && HEAPTAPE_SEED=7 "$HEAPTAPE" record --ruby --sample 8K -o "$TMP/smp.tape" -- \
+   ruby "$K" - "$TMP/smp.want" record > "$TMP/smp.out" 2>&1)
+ok "record --ruby --sample 8K: exit status" test $? = 0
+"$HEAPTAPE" report --json --top 1000 "$TMP/smp.tape" > "$TMP/smp.json" 2>/dev/null
+python3 - "$TMP/smp.json" "$TMP/smp.want" > "$TMP/smp.chk" <<'PYEOF'
+import json, sys
+rep, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sites = {s["location"]: s for s in rep["bytes"]}
+for k in ("retain", "thread"):
+    w = want[k]
+    s = sites.get("%s %s:%d" % (w["func"], want["file"], w["line"]))
+    est, true = (s["leaked"] if s else 0), 40 * w["blocks"]
+    print("%s %s: estimate %d B, true %d B" % ("ok  " if abs(est - true) <= 0.3 * true else "FAIL", k, est, true))
+PYEOF
+cat "$TMP/smp.chk"
+ok "sampled: retained objects estimated within 30%" sh -c "! grep -q FAIL '$TMP/smp.chk' && [ \$(grep -c '^ok' '$TMP/smp.chk') = 2 ]"
+
 # --ruby=native: the malloc heap as a second domain
 (unset RUBYLIB; cd "$TMP" && "$HEAPTAPE" record --ruby=native -o "$TMP/nat.tape" -- \
    ruby "$K" - "$TMP/nat.want" record > "$TMP/nat.out" 2>&1)
