@@ -1,7 +1,8 @@
 #!/bin/sh
 # heaptape -- the Ruby extension on a real workload (JSON, ERB, CSV, threads:
 # tests/ruby/workload.rb): the output is the same under record --ruby and
-# --ruby=native as without heaptape, and every analysis reads its tape.
+# --ruby=native as without heaptape, and every analysis reads its tape;
+# record --ruby --sample --pprof-every writes snapshots while it runs.
 . "$(dirname "$0")/viz_common.inc"
 command -v ruby >/dev/null 2>&1 || { echo "skip: no ruby"; echo "0 passed, 0 failed"; exit 0; }
 W="$HT_ROOT/tests/ruby/workload.rb"
@@ -29,4 +30,19 @@ ok "pprof: written" test -s "$TMP/w.pb.gz"
 ok "diff of two Ruby tapes" test -s "$TMP/d.out"
 "$HEAPTAPE" replay "$T" > "$TMP/r.out" 2>&1
 ok "replay of a Ruby tape" test $? = 0
+
+# periodic pprof while it runs (record --pprof-every), sampled
+cat > "$TMP/long.rb" <<'RB'
+keep = []
+20.times { keep << 20000.times.map { |i| "v#{i}" * 2 }; sleep 0.05 } # LONG
+RB
+(cd "$TMP" && "$HEAPTAPE" record --ruby --sample 64K --pprof-every 0.3 -o "$TMP/lg.tape" -- ruby long.rb > /dev/null 2>&1)
+ok "record --ruby --pprof-every: exit status" test $? = 0
+ok "record --ruby --pprof-every: snapshots written" test -s "$TMP/lg.tape.0002.pb.gz"
+# (mid-run snapshots name runtime locations LOC N: the recorder writes
+# the location dictionary at stop; docs/RUBY.md)
+if command -v go >/dev/null 2>&1; then
+  HOME=$TMP go tool pprof -raw "$TMP/lg.tape.0002.pb.gz" 2>/dev/null | grep -q "^Samples:"
+  ok "go tool pprof reads a snapshot" test $? = 0
+fi
 finish
