@@ -4,7 +4,9 @@
 # never attached, recorded from the start under LD_PRELOAD (heaptape
 # record), while attached, after detach, and while heaptrack -p is
 # attached; and the time from `heaptape attach` to the first event on the
-# tape (heaptrack: to its first allocation in the output). Medians of
+# tape (heaptrack: to its first allocation in the output). Each attached
+# window opens 1 s after the attach (the LD_PRELOAD window opens after
+# start-up too: both past the unwinder's first sight of the code). Medians of
 # ROUNDS rounds; every variant of a round runs side by side (one after the
 # other) on the same machine. Prints a markdown table for docs/PERFORMANCE.md.
 # usage: sh bench/bench_attach.sh [BUILD_DIR]   (ROUNDS=5 by default)
@@ -83,6 +85,7 @@ for w in c py; do
     t0=$(now)
     "$H" attach --no-symbols -o "$T/a.tape" "$P" 2>"$T/att.err" & A=$!
     until_line "$T/att.err" 'recording process'
+    sleep 1   # (warm-up: the unwinder's first sight of each return address, as after start-up)
     rate "$E" "$P" >>"$T/$w.att"
     kill -INT $A; wait $A
     first_event "$T/a.tape" "$t0" >>"$T/$w.first"
@@ -97,6 +100,7 @@ for w in c py; do
       heaptrack -r -p "$P" -o "$T/ht.$w.$r" >"$T/ht.log" 2>&1 & K=$!
       i=0; until [ -s "$T/ht.$w.$r.raw.zst" ] || [ -s "$T/ht.$w.$r.zst" ] || [ -s "$T/ht.$w.$r.raw" ] || [ $i -gt 600 ]; do i=$((i + 1)); sleep 0.01; done
       echo $(( ($(now) - t0) / 1000000 )) >>"$T/$w.htfirst"
+      sleep 1
       rate "$E" "$P" >>"$T/$w.ht"
       kill -INT $K; sleep 1; kill $K 2>/dev/null; wait $K 2>/dev/null
       if kill -0 "$P" 2>/dev/null; then rate "$E" "$P" >>"$T/$w.htafter"; stop; else echo "heaptrack: $w process gone after detach" >&2; fi
