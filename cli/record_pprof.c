@@ -68,12 +68,7 @@ static void recpprof_event(void *arg, const HtRes *res)
   const HtEvent *ev = res->ev;
   ht_model_res(&rp->m, res);
   if (ev->type == HT_EV_MODULE && rp->sym && !ht_map_get(&rp->declared, ev->addr)) {
-    char path[4096];
-    size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
-    memcpy(path, ev->str, n);
-    path[n] = 0;
-    ht_symbolizer_module(rp->sym, path, ev->addr, ev->build_id, ev->build_id_len,
-                         ev->segs, ev->nseg);
+    ht_symbolizer_event(rp->sym, ev, NULL);
     ht_map_put(&rp->declared, ev->addr, 1);
   }
 }

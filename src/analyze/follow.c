@@ -50,12 +50,7 @@ static size_t follow_sym(void *arg, uint64_t ip, const HtSymbol **out)
 static void follow_module(HtFollow *f, const HtEvent *ev)
 {
   if (!f->sym || ht_map_get(&f->declared, ev->addr)) return;
-  char path[4096];
-  size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
-  memcpy(path, ev->str, n);
-  path[n] = 0;
-  ht_symbolizer_module(f->sym, path, ev->addr, ev->build_id, ev->build_id_len,
-                       ev->segs, ev->nseg);
+  ht_symbolizer_event(f->sym, ev, NULL);
   if (ht_map_put(&f->declared, ev->addr, 1)) f->oom = 1;
 }
 

@@ -257,6 +257,17 @@ static void sym_open(HtSymbolizer *s, SymModule *m)
 }
 
 /* Declare a module; it is opened on its first lookup. */
+int ht_symbolizer_event(HtSymbolizer *s, const HtEvent *ev, const char *exe)
+{
+  char path[4097];
+  size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
+  memcpy(path, ev->str, n);
+  path[n] = 0;
+  const char *p = !n && exe && *exe ? exe : path;  /* "" is the main program */
+  return ht_symbolizer_module(s, p, ev->addr, ev->build_id, ev->build_id_len, ev->segs,
+                              ev->nseg);
+}
+
 int ht_symbolizer_module(HtSymbolizer *s, const char *path, uint64_t base,
                          const uint8_t *build_id, size_t bid_len,
                          const HtSegment *segs, size_t nseg)
@@ -582,16 +593,7 @@ static void sym_apply(void *ctx, const HtRes *res)
     break;
   case HT_EV_MODULE: {
     sum->modules++;
-    if (!sc->sy) break;
-    const HtHeader *h = ht_reader_header(sc->r);
-    char path[4097];
-    size_t n = ev->len < sizeof(path) - 1 ? ev->len : sizeof(path) - 1;
-    memcpy(path, ev->str, n);
-    path[n] = 0;
-    const char *p = path;
-    if (!n && h->exe && *h->exe) p = h->exe;  /* the main program */
-    if (ht_symbolizer_module(sc->sy, p, ev->addr, ev->build_id, ev->build_id_len,
-                             ev->segs, ev->nseg))
+    if (sc->sy && ht_symbolizer_event(sc->sy, ev, ht_reader_header(sc->r)->exe))
       sum->modules_skipped++;
     break;
   }

@@ -3,6 +3,7 @@
 #ifndef HT_SYMBOLIZE_H
 #define HT_SYMBOLIZE_H
 
+#include "../format/reader.h"
 #include "../format/stream.h"
 
 /* Flags of ht_symbolize_run. */
@@ -54,6 +55,9 @@ void ht_symbolizer_destroy(HtSymbolizer *s) HT_HIDDEN;
 int ht_symbolizer_module(HtSymbolizer *s, const char *path, uint64_t base,
                          const uint8_t *build_id, size_t bid_len,
                          const HtSegment *segs, size_t nseg) HT_HIDDEN;
+/* Declare the module of a MODULE event (its path; an empty path is the
+** main program, exe when given). Returns as ht_symbolizer_module. */
+int ht_symbolizer_event(HtSymbolizer *s, const HtEvent *ev, const char *exe) HT_HIDDEN;
 /* Symbolise a return address (looked up at ip - 1): inline chain innermost
 ** first into out[max]; returns the number of frames (at least 1: an
 ** unresolved address gets "<module>+0xoffset" or "0x<ip>"). */
