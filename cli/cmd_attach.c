@@ -262,24 +262,6 @@ out:
   return rc;
 }
 
-/* Find libheaptape.so next to the binary or in ../lib/heaptape/. */
-static int attach_find_lib(char *out, size_t cap)
-{
-  char dir[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-  if (n <= 0) return -1;
-  dir[n] = 0;
-  *strrchr(dir, '/') = 0;
-  static const char *const rel[] = {"/libheaptape.so", "/../lib/heaptape/libheaptape.so"};
-  for (size_t i = 0; i < HT_COUNTOF(rel); i++) {
-    char cand[PATH_MAX + 64];
-    snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-    if (!access(cand, R_OK) && realpath(cand, out)) return 0;
-  }
-  (void)cap;
-  return -1;
-}
-
 /* -- The command ----------------------------------------------------------------------- */
 
 /* Wait for the end of the recording; 0 detached by us, 1 the process
@@ -359,8 +341,10 @@ int cmd_attach(int argc, char **argv)
   pid_t who = attach_thread((pid_t)pid);
   if (attach_check((pid_t)pid, who)) return HT_EXIT_FAIL;
 
-  char lib[PATH_MAX];
-  if (attach_find_lib(lib, sizeof(lib))) {
+  char lib[PATH_MAX], *found = ht_cli_find_lib();
+  if (found) snprintf(lib, sizeof(lib), "%s", found);
+  free(found);
+  if (!found) {
     ht_cli_error("libheaptape.so: not found next to the heaptape binary (or in ../lib/heaptape/)");
     return HT_EXIT_FAIL;
   }

@@ -384,32 +384,6 @@ static int record_check(const char *path, const char *shown, int depth,
 
 /* -- Environment ---------------------------------------------------------- */
 
-/* Directory of the running heaptape binary into buf (no trailing slash). */
-static int record_selfdir(char *buf, size_t len)
-{
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  if (n <= 0) return -1;
-  buf[n] = 0;
-  char *slash = strrchr(buf, '/');
-  if (!slash) return -1;
-  *slash = 0;
-  return 0;
-}
-
-/* Find libheaptape.so next to the binary or in ../lib/heaptape/. */
-static char *record_find_lib(void)
-{
-  char dir[PATH_MAX];
-  if (record_selfdir(dir, sizeof(dir))) return NULL;
-  static const char *const rel[] = {"/libheaptape.so", "/../lib/heaptape/libheaptape.so"};
-  for (size_t i = 0; i < HT_COUNTOF(rel); i++) {
-    char cand[PATH_MAX + 64], real[PATH_MAX];
-    snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-    if (!access(cand, R_OK) && realpath(cand, real)) return strdup(real);
-  }
-  return NULL;
-}
-
 /* Set the recorder's environment in the child (the only process that reads it). */
 static int record_setenv(const RecOpts *o, const char *lib, const char *tape)
 {
@@ -784,7 +758,7 @@ int cmd_record(int argc, char **argv)
     free(path);
     return HT_EXIT_FAIL;
   }
-  char *lib = record_find_lib();
+  char *lib = ht_cli_find_lib();
   if (!lib) {
     ht_cli_error("libheaptape.so: not found next to the heaptape binary "
                  "(or in ../lib/heaptape/)");

@@ -31,11 +31,7 @@ static const char *const builtin[] = {"glibc", "jemalloc", "mimalloc", "tcmalloc
 ** build tree), else ../lib/heaptape/ (where `make install` puts them). */
 static void replay_bindir(char *buf, size_t len)
 {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  if (n <= 0) { snprintf(buf, len, "."); return; }
-  buf[n] = 0;
-  char *s = strrchr(buf, '/');
-  if (s) *s = 0;
+  if (ht_cli_selfdir(buf, len)) { snprintf(buf, len, "."); return; }
   char cand[PATH_MAX + 64];
   snprintf(cand, sizeof(cand), "%s/heaptape-replay", buf);
   if (!access(cand, X_OK)) return;

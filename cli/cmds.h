@@ -43,6 +43,12 @@ void ht_cli_damage(const struct HtReader *r, char *buf, size_t len);
 /* Print "heaptape: warning: <path>: <damage>" if the tape is damaged. */
 void ht_cli_warn_damage(const char *path, const struct HtReader *r);
 
+/* cli/selfpath.c: the directory of the running heaptape binary into buf
+** (0 or -1); libheaptape.so beside it or in ../lib/heaptape/ (resolved,
+** malloc'd), or NULL. */
+int ht_cli_selfdir(char *buf, size_t len);
+char *ht_cli_find_lib(void);
+
 /* Print "heaptape: <fmt>" and a newline to stderr. */
 void ht_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -44,12 +44,7 @@ int ht_record_unpreload(void)
 int ht_record_lua_env(const char *tape, int native)
 {
   char dir[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-  if (n <= 0) return -1;
-  dir[n] = 0;
-  char *slash = strrchr(dir, '/');
-  if (!slash) return -1;
-  *slash = 0;
+  if (ht_cli_selfdir(dir, sizeof(dir))) return -1;
   int rc = 0;
   /* lua5.4 reads the _5_4 variables first, LuaJIT only the plain ones */
   rc |= rlua_cpath("LUA_CPATH_5_4", "LUA_CPATH", dir, "5.4");
