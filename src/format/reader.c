@@ -1385,27 +1385,36 @@ int ht_reader_open_mem_nocrc(HtReader **r, const void *data, size_t len,
   return reader_open_mem(r, data, len, 1, err, errlen);
 }
 
-/* Open a tape file by mapping it. */
-int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
+/* Open a tape file for reading: its descriptor and size, or a HEAPTAPE_E_*
+** code (negative) with the reason in err. */
+static int reader_open_file(const char *path, struct stat *sb, char *err, size_t errlen)
 {
-  *out = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     snprintf(err, errlen, "%s", strerror(e));
     return e == ENOENT ? HEAPTAPE_E_NOENT : HEAPTAPE_E_IO;
   }
-  struct stat sb;
-  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+  if (fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
     close(fd);
     snprintf(err, errlen, "not a regular file");
     return HEAPTAPE_E_IO;
   }
-  if (sb.st_size == 0) {
+  if (sb->st_size == 0) {
     close(fd);
     snprintf(err, errlen, "empty file, not a heaptape tape");
     return HEAPTAPE_E_NOTTAPE;
   }
+  return fd;
+}
+
+/* Open a tape file by mapping it. */
+int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
+{
+  *out = NULL;
+  struct stat sb;
+  int fd = reader_open_file(path, &sb, err, errlen);
+  if (fd < 0) return fd;
   void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (m == MAP_FAILED) {
@@ -1422,23 +1431,9 @@ int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
 int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t errlen)
 {
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    snprintf(err, errlen, "%s", strerror(e));
-    return e == ENOENT ? HEAPTAPE_E_NOENT : HEAPTAPE_E_IO;
-  }
   struct stat sb;
-  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    snprintf(err, errlen, "not a regular file");
-    return HEAPTAPE_E_IO;
-  }
-  if (sb.st_size == 0) {
-    close(fd);
-    snprintf(err, errlen, "empty file, not a heaptape tape");
-    return HEAPTAPE_E_NOTTAPE;
-  }
+  int fd = reader_open_file(path, &sb, err, errlen);
+  if (fd < 0) return fd;
   /* A shared mapping sees what is appended later; pages past the end of
   ** the file are never touched (r->size comes from fstat). */
   size_t maplen = (uint64_t)sb.st_size > HT_READER_FOLLOW_MAX ? (size_t)sb.st_size
