@@ -11,6 +11,7 @@
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
+#include "../src/analyze/agg.h"
 #include "../src/analyze/luadump.h"
 #include "../src/output/luadump.h"
 #include "../src/output/report.h"
@@ -194,7 +195,7 @@ int cmd_report(int argc, char **argv)
   /* Snapshots print while the pass runs, before the rest of the report;
   ** the callbacks share one argument, so progress gives way to them. */
   if (mo.snap_ns) { m.o.arg = stdout; m.o.progress = NULL; }
-  ht_model_run(&m);  /* out of memory still reports what it has (m.oom) */
+  ht_agg_model(&m);  /* out of memory still reports what it has (m.oom) */
   if (pg.shown) fputs("\r\033[K", stderr);
   char warn[400];
   report_warn(path, r, warn, sizeof(warn));

@@ -12,6 +12,7 @@
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
+#include "../src/analyze/agg.h"
 #include "../src/base/map.h"
 #include "../src/base/escape.h"
 
@@ -248,7 +249,7 @@ int cmd_stats(int argc, char **argv)
     ht_reader_close(r);
     return HT_EXIT_FAIL;
   }
-  ht_model_run(&m);
+  ht_agg_model(&m);
   if (t0.tv_nsec == -1) fputs("\r\033[K", stderr);
   char warn[320];
   ht_cli_damage(r, warn, sizeof(warn));

@@ -5,12 +5,13 @@
 
 #include "cmds.h"
 #include "vizcli.h"
+#include "../src/analyze/agg.h"
 #include "../include/heaptape.h"
 
 /* One pass into the model. */
 int ht_vizcli_pass(const char *path, HtModel *m)
 {
-  if (ht_model_run(m)) {
+  if (ht_agg_model(m)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     return -1;
   }

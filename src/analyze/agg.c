@@ -454,6 +454,16 @@ int ht_agg_load(HtModel *m)
   return agg_load(m, NULL);
 }
 
+int ht_agg_model(HtModel *m)
+{
+  if (ht_agg_usable(m)) {
+    int rc = ht_agg_load(m);
+    if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
+    if (rc) return rc;
+  }
+  return ht_model_run(m);
+}
+
 int ht_agg_load_snaps(HtModel *m, HtSnaps *sn)
 {
   size_t len;

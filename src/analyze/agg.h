@@ -24,6 +24,10 @@ int ht_agg_usable(const HtModel *m) HT_HIDDEN;
 ** HEAPTAPE_E_NOMEM. */
 int ht_agg_load(HtModel *m) HT_HIDDEN;
 
+/* Fill m (initialised, not yet fed) from its tape's AGG when usable, else
+** by the pass (ht_model_run). Returns as ht_model_run. */
+int ht_agg_model(HtModel *m) HT_HIDDEN;
+
 /* Fill m (initialised, not yet fed; its snapshot options are ignored) and
 ** the snapshots sn (empty, sn->step set) from the AGG, when it holds
 ** snapshots at sn->step and m asks neither --at nor recent allocations.

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "model.h"
-#include "agg.h"
 #include "frames.h"
 #include "../base/grow.h"
 #include "../../include/heaptape.h"
@@ -472,15 +471,9 @@ static void model_apply(void *ctx, const HtRes *res)
     m->o.progress(m->o.arg, m->events, ht_reader_stats(m->r)->events);
 }
 
-/* The whole pass: the resolver's (resolve.h), then finish; or, on a sealed
-** tape whose aggregate section says all m needs, no pass (agg.c). */
+/* The whole pass: the resolver's (resolve.h), then finish. */
 int ht_model_run(HtModel *m)
 {
-  if (ht_agg_usable(m)) {
-    int rc = ht_agg_load(m);
-    if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
-    if (rc) return rc;
-  }
   if (ht_resolve_run(&m->rs, m->r, model_apply, model_prefetch, m)) m->oom = 1;
   ht_model_finish(m);
   return m->oom ? HEAPTAPE_E_NOMEM : 0;

@@ -204,7 +204,9 @@ void ht_model_finish(HtModel *m) HT_HIDDEN;
 void ht_model_derive(HtModel *m) HT_HIDDEN;
 /* The whole pass: every event of the reader resolved by m->rs, then
 ** finish. Returns 0 or
-** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). */
+** HEAPTAPE_E_NOMEM (the model is still usable, m->oom set). Commands call
+** ht_agg_model (agg.h), which reads a sealed tape's figures instead when
+** they say all m needs. */
 int ht_model_run(HtModel *m) HT_HIDDEN;
 
 /* For a model filled without a pass (agg.c): the site of (stack, tid, rt)

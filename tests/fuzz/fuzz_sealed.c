@@ -12,6 +12,7 @@
 #include "format/reader.h"
 #include "format/sealw.h"
 #include "analyze/model.h"
+#include "analyze/agg.h"
 
 /* Read every event (bounded work). */
 static void walk(HtReader *r)
@@ -80,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ht_reader_sealed(r)) {
       HtModel m;
       if (!ht_model_init(&m, r, NULL)) {
-        ht_model_run(&m);
+        ht_agg_model(&m);
         ht_model_free(&m);
       }
       ht_reader_rewind(r);
