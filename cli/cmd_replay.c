@@ -22,7 +22,11 @@ static const char replay_usage[] =
   "                              every byte, or nothing\n"
   "  --interval N                operations between samples (default: ops / 1000)\n"
   "  --allocstats FILE.json      the results and the sampled series as JSON\n"
-  "  --plot FILE.svg             the allocators side by side\n";
+  "  --plot FILE.svg             the allocators side by side\n"
+  "  --killpercent P             after the ops, free P% (0-100) of the live blocks at\n"
+  "                              random and replay the ops again with new blocks\n"
+  "  --rounds N                  kill-and-replay rounds with --killpercent (default 1)\n"
+  "  --seed S                    seed of the random choice (default 1)\n";
 
 #define MAX_DRIVERS 32
 static const char *const builtin[] = {"glibc", "jemalloc", "mimalloc", "tcmalloc"};
@@ -58,10 +62,13 @@ int cmd_replay(int argc, char **argv)
   char bindir[PATH_MAX];
   replay_bindir(bindir, sizeof(bindir));
   int rc = HT_EXIT_OK;
-  enum { O_ALLOC = 1, O_DRIVER, O_TOUCH, O_INTERVAL, O_STATS, O_PLOT };
+  HtReplayKill killv = {.rounds = 1, .seed = HT_REPLAY_KILL_SEED}, *kill = NULL;
+  int rounds_given = 0, seed_given = 0;
+  enum { O_ALLOC = 1, O_DRIVER, O_TOUCH, O_INTERVAL, O_STATS, O_PLOT, O_KILL, O_ROUNDS, O_SEED };
   static const HtOpt opts[] = {
     {"--allocator", 0, 1, O_ALLOC}, {"--driver", 0, 1, O_DRIVER}, {"--touch", 0, 1, O_TOUCH},
     {"--interval", 0, 1, O_INTERVAL}, {"--allocstats", 0, 1, O_STATS}, {"--plot", 0, 1, O_PLOT},
+    {"--killpercent", 0, 1, O_KILL}, {"--rounds", 0, 1, O_ROUNDS}, {"--seed", 0, 1, O_SEED},
     {NULL, 0, 0, 0}
   };
   HtArgs a;
@@ -102,6 +109,21 @@ int cmd_replay(int argc, char **argv)
       break;
     case O_STATS: json = a.val; break;
     case O_PLOT: plot = a.val; break;
+    case O_KILL: {
+      uint64_t v;
+      if (ht_args_uint(&a, 0, 100, &v)) { rc = HT_EXIT_USAGE; goto out; }
+      killv.pct = (unsigned)v;
+      kill = &killv;
+      break;
+    }
+    case O_ROUNDS:
+      if (ht_args_uint(&a, 1, 1000000, &killv.rounds)) { rc = HT_EXIT_USAGE; goto out; }
+      rounds_given = 1;
+      break;
+    case O_SEED:
+      if (ht_args_uint(&a, 0, UINT64_MAX, &killv.seed)) { rc = HT_EXIT_USAGE; goto out; }
+      seed_given = 1;
+      break;
     case HT_ARG_OPERAND:
       if (path) { rc = ht_args_extra(&a, "tape", a.val); goto out; }
       path = a.val;
@@ -109,6 +131,10 @@ int cmd_replay(int argc, char **argv)
     }
   }
   if (!path) { rc = ht_args_missing(&a, "tape"); goto out; }
+  if (!kill && (rounds_given || seed_given)) {
+    rc = ht_args_bad(&a, "%s needs --killpercent", rounds_given ? "--rounds" : "--seed");
+    goto out;
+  }
   if (!nd)
     for (size_t j = 0; j < HT_COUNTOF(builtin); j++) {
       char p[PATH_MAX + 64];
@@ -146,21 +172,24 @@ int cmd_replay(int argc, char **argv)
     rc = HT_EXIT_FAIL;
     goto out;
   }
-  if (!interval) interval = prep.nops / 1000 ? prep.nops / 1000 : 1;
+  if (!interval) {  /* about 1000 samples over all passes */
+    uint64_t total = prep.nops * (kill ? kill->rounds + 1 : 1);
+    interval = total / 1000 ? total / 1000 : 1;
+  }
   HtReplayResult *res = calloc(nd, sizeof(*res));
   if (!res) { ht_cli_error("%s: out of memory", path); rc = HT_EXIT_FAIL; goto clean; }
   for (size_t i = 0; i < nd; i++) {
     if (isatty(2)) fprintf(stderr, "\rheaptape: replaying %zu/%zu ...", i + 1, nd);
-    if (ht_replay_run(runner, opfile, drv[i], touch, interval, tmp, &res[i])) rc = HT_EXIT_FAIL;
+    if (ht_replay_run(runner, opfile, drv[i], touch, interval, kill, tmp, &res[i])) rc = HT_EXIT_FAIL;
   }
   if (isatty(2)) fputs("\r\033[K", stderr);
-  ht_replay_text(stdout, path, &prep, res, nd);
+  ht_replay_text(stdout, path, &prep, kill, res, nd);
   for (size_t i = 0; i < nd; i++)
     if (res[i].problem[0]) ht_cli_error("%s: %s: %s", path, drv[i], res[i].problem);
   FILE *f;
   if (json) {
     if ((f = replay_create(json))) {
-      ht_replay_json(f, path, &prep, res, nd);
+      ht_replay_json(f, path, &prep, kill, res, nd);
       if (fclose(f)) { ht_cli_error("%s: write error", json); rc = HT_EXIT_FAIL; }
     } else rc = HT_EXIT_FAIL;
   }

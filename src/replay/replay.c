@@ -111,6 +111,8 @@ static int replay_read_result(const char *path, HtReplayResult *res)
     else if (!strcmp(key, "oom_calls")) res->oom_calls = u;
     else if (!strcmp(key, "live_blocks")) res->live_blocks = u;
     else if (!strcmp(key, "live_peak")) res->live_peak = u;
+    else if (!strcmp(key, "round_kills") && res->nkills < HT_REPLAY_MAX_ROUNDS_SHOWN)
+      res->kills[res->nkills++] = u;
     else if (!strcmp(key, "peak_rss")) res->peak_rss = s;
     else if (!strcmp(key, "peak_mapped")) res->peak_mapped = s;
     else if (!strcmp(key, "held_at_peak")) res->held_at_peak = s;
@@ -146,23 +148,28 @@ static int replay_read_series(const char *path, HtReplayResult *res)
 
 /* Run one driver over opfile in a child process. */
 int ht_replay_run(const char *runner, const char *opfile, const char *driver,
-                  const char *touch, uint64_t interval, const char *tmp,
-                  HtReplayResult *res)
+                  const char *touch, uint64_t interval, const HtReplayKill *kill,
+                  const char *tmp, HtReplayResult *res)
 {
   memset(res, 0, sizeof(*res));
   const char *base = strrchr(driver, '/');
   snprintf(res->name, sizeof(res->name), "%s", base ? base + 1 : driver);
   static unsigned seq;
-  char rpath[4096], spath[4096], ival[32];
+  char rpath[4096], spath[4096], ival[32], kp[16], kr[32], ks[32];
   snprintf(rpath, sizeof(rpath), "%s/result.%u", tmp, seq);
   snprintf(spath, sizeof(spath), "%s/series.%u", tmp, seq++);
   snprintf(ival, sizeof(ival), "%" PRIu64, interval);
+  if (kill) {
+    snprintf(kp, sizeof(kp), "%u", kill->pct);
+    snprintf(kr, sizeof(kr), "%" PRIu64, kill->rounds);
+    snprintf(ks, sizeof(ks), "%" PRIu64, kill->seed);
+  }
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) { snprintf(res->problem, sizeof(res->problem), "fork: %s", strerror(errno)); return -1; }
   if (pid == 0) {
     char *args[] = {(char *)runner, (char *)opfile, (char *)driver, rpath, spath,
-                    (char *)touch, ival, NULL};
+                    (char *)touch, ival, kill ? kp : NULL, kr, ks, NULL};
     execv(runner, args);
     fprintf(stderr, "heaptape: %s: cannot run (%s)\n", runner, strerror(errno));
     _exit(127);
@@ -207,12 +214,23 @@ static double replay_frag_peak(const HtReplayResult *r)
 
 /* Results as a table. */
 void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
-                    const HtReplayResult *res, size_t n)
+                    const HtReplayKill *kill, const HtReplayResult *res, size_t n)
 {
   char a[32], b[32], c[32], d[32];
   ht_svg_fmt(a, sizeof(a), (double)p->peak, HT_SVG_BYTES);
   fprintf(f, "heaptape replay of %s: %" PRIu64 " ops, %" PRIu64 " blocks, live peak %s at op %"
-          PRIu64 "\n\n", tape, p->nops, p->nhandles, a, p->peak_index);
+          PRIu64 "\n", tape, p->nops, p->nhandles, a, p->peak_index);
+  const HtReplayResult *ok = NULL;
+  for (size_t i = 0; i < n && !ok; i++) if (!res[i].problem[0]) ok = &res[i];
+  if (kill && ok) {
+    ht_svg_fmt(a, sizeof(a), (double)ok->live_peak, HT_SVG_BYTES);
+    fprintf(f, "killpercent %u, %" PRIu64 " round%s, seed %" PRIu64 ": blocks freed per round",
+            kill->pct, kill->rounds, kill->rounds == 1 ? "" : "s", kill->seed);
+    for (size_t k = 0; k < ok->nkills; k++) fprintf(f, "%s%" PRIu64, k ? ", " : " ", ok->kills[k]);
+    fprintf(f, "%s; live peak over all rounds %s\n",
+            kill->rounds > ok->nkills ? " ..." : "", a);
+  }
+  fputc('\n', f);
   fprintf(f, "%-12s %11s %11s %11s %9s %9s %10s %8s %8s %6s\n", "allocator", "peak RSS",
           "peak mapped", "RSS@peak", "frag@peak", "frag mean", "alloc time", "ns/op",
           "max op", "fails");
@@ -238,15 +256,18 @@ void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
 
 /* Results and series as JSON. */
 void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
-                    const HtReplayResult *res, size_t n)
+                    const HtReplayKill *kill, const HtReplayResult *res, size_t n)
 {
   fprintf(f, "{\n  \"tape\": \"");
   for (const char *s = tape; *s; s++)
     if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
     else if ((unsigned char)*s >= 0x20) fputc(*s, f);
   fprintf(f, "\",\n  \"ops\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"live_peak\": %" PRIu64
-          ", \"live_peak_op\": %" PRIu64 ",\n  \"allocators\": [", p->nops, p->nhandles,
-          p->peak, p->peak_index);
+          ", \"live_peak_op\": %" PRIu64 ",\n", p->nops, p->nhandles, p->peak, p->peak_index);
+  if (kill)
+    fprintf(f, "  \"killpercent\": %u, \"rounds\": %" PRIu64 ", \"seed\": %" PRIu64 ",\n",
+            kill->pct, kill->rounds, kill->seed);
+  fprintf(f, "  \"allocators\": [");
   for (size_t i = 0; i < n; i++) {
     const HtReplayResult *r = &res[i];
     fprintf(f, "%s\n    {\"driver\": \"%s\", \"ok\": %s, \"problem\": \"%s\",\n", i ? "," : "",
@@ -265,6 +286,12 @@ void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
     fprintf(f, "     \"call_ns\": {\"malloc\": %" PRIu64 ", \"free\": %" PRIu64 ", \"realloc\": %"
             PRIu64 ", \"other\": %" PRIu64 "},\n", r->ns_by[0], r->ns_by[1], r->ns_by[2],
             r->ns_by[3]);
+    if (kill) {
+      fprintf(f, "     \"live_peak\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+              ", \"round_kills\": [", r->live_peak, r->live_blocks);
+      for (size_t k = 0; k < r->nkills; k++) fprintf(f, "%s%" PRIu64, k ? ", " : "", r->kills[k]);
+      fprintf(f, "],\n");
+    }
     fprintf(f, "     \"alloc_stats\": [");
     int64_t maxmem = 0;
     for (size_t k = 0; k < r->ns; k++) {

@@ -17,6 +17,18 @@ typedef struct HtReplayPrep {
 } HtReplayPrep;
 
 
+/* Killpercent rounds (docs/ALLOCATORS.md): after each pass over the ops,
+** free pct% of the live blocks at random (seeded), then replay the ops again
+** with new blocks; rounds such kills and passes after the first. */
+typedef struct HtReplayKill {
+  unsigned pct;              /* 0..100 */
+  uint64_t rounds;           /* >= 1 */
+  uint64_t seed;             /* of the splitmix64 stream choosing the blocks */
+} HtReplayKill;
+
+#define HT_REPLAY_KILL_SEED 1  /* the default seed */
+#define HT_REPLAY_MAX_ROUNDS_SHOWN 64  /* rounds whose kill counts are reported */
+
 /* One allocator's replay. */
 typedef struct HtReplayResult {
   char name[64];             /* driver name */
@@ -26,7 +38,9 @@ typedef struct HtReplayResult {
   uint64_t corrupt;          /* blocks with a wrong stamp, alignment or zeroing */
   uint64_t oom_calls;        /* out-of-memory hook calls */
   uint64_t live_blocks;      /* blocks live at the end */
-  uint64_t live_peak;        /* largest live bytes */
+  uint64_t live_peak;        /* largest live bytes (over all rounds) */
+  uint64_t kills[HT_REPLAY_MAX_ROUNDS_SHOWN]; /* blocks freed after each pass */
+  size_t nkills;             /* rounds in kills */
   int64_t peak_rss;          /* largest sampled RSS above the baseline */
   int64_t peak_mapped;       /* largest virtual size above the baseline */
   int64_t held_at_peak;      /* RSS above the baseline when live bytes peaked */
@@ -43,19 +57,20 @@ typedef struct HtReplayResult {
 int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *err,
                       size_t errlen) HT_HIDDEN;
 /* Run one driver (path[:args]) over opfile in a child process; touch is
-** "page", "all" or "none"; tmp a directory for the result files. Returns 0
-** when the runner finished, -1 with res->problem set otherwise. */
+** "page", "all" or "none"; kill the rounds or NULL; tmp a directory for the
+** result files. Returns 0 when the runner finished, -1 with res->problem set
+** otherwise. */
 int ht_replay_run(const char *runner, const char *opfile, const char *driver,
-                  const char *touch, uint64_t interval, const char *tmp,
-                  HtReplayResult *res) HT_HIDDEN;
+                  const char *touch, uint64_t interval, const HtReplayKill *kill,
+                  const char *tmp, HtReplayResult *res) HT_HIDDEN;
 /* Release a result's series. */
 void ht_replay_result_free(HtReplayResult *res) HT_HIDDEN;
 /* Results as a table. */
 void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
-                    const HtReplayResult *res, size_t n) HT_HIDDEN;
+                    const HtReplayKill *kill, const HtReplayResult *res, size_t n) HT_HIDDEN;
 /* Results and series as JSON (--allocstats). */
 void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
-                    const HtReplayResult *res, size_t n) HT_HIDDEN;
+                    const HtReplayKill *kill, const HtReplayResult *res, size_t n) HT_HIDDEN;
 /* The allocators side by side as SVG (--plot). */
 void ht_replay_svg(FILE *f, const char *tape, const HtReplayPrep *p,
                    const HtReplayResult *res, size_t n) HT_HIDDEN;

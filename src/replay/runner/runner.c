@@ -18,7 +18,11 @@
 
 /*
 ** usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES TOUCH INTERVAL
+**                        [KILLPERCENT ROUNDS SEED]
 ** TOUCH is page|all|none; INTERVAL the ops between samples (>= 1).
+** With KILLPERCENT, after each pass over the ops KILLPERCENT% of the live
+** blocks (rounded down), chosen by a splitmix64 stream from SEED, are freed
+** and the ops replayed again with new blocks, ROUNDS times (runner_kill).
 ** Writes RESULT as "key value" lines and SERIES as one line per sample:
 **   index used rss mapped alloc_in_use alloc_mapped op_ns
 ** Exit status: 0 replayed (failures are counted, not fatal), 3 the driver
@@ -33,7 +37,15 @@
 typedef struct Slot {
   void *p;                   /* driver's pointer (NULL: not live or failed) */
   uint64_t size;             /* requested bytes */
+  uint64_t live;             /* live on the tape (its New came, its Free not yet) */
 } Slot;
+
+/* A block kept alive from an earlier pass (killpercent rounds). */
+typedef struct Kept {
+  void *p;                   /* driver's pointer (NULL: its allocation failed) */
+  uint64_t size;             /* requested bytes */
+  uint64_t handle;           /* handle it had in its pass (its stamp) */
+} Kept;
 
 typedef struct Runner {
   const heaptape_driver *d;  /* driver table */
@@ -49,6 +61,7 @@ typedef struct Runner {
   uint64_t ns_by[4];         /* by op: malloc, free, realloc, aligned+calloc */
   uint64_t n_by[4];          /* calls by op */
   uint64_t oom_calls;        /* oom hook invocations */
+  uint64_t kills;            /* blocks freed between passes (killpercent) */
   uint64_t timer_ns;         /* cost of one pair of clock reads (subtracted) */
 } Runner;
 
@@ -211,6 +224,7 @@ static void runner_op(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh, uint
   if (o->handle == 0 || o->handle > nh) { R->corrupt++; return; }
   Slot *s = &slot[o->handle];
   uint64_t ns = 0;
+  s->live = o->op != HT_OP_FREE;
   if (o->op == HT_OP_FREE) {
     *used -= s->size;
     if (o->flags & HT_OPF_REALLOC) return;  /* the New with R completes it */
@@ -283,6 +297,80 @@ static void runner_op(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh, uint
   runner_touch(R, p, 0, o->size, o->handle, (o->flags & HT_OPF_CALLOC) != 0);
 }
 
+/* -- Killpercent rounds ------------------------------------------------------ */
+
+/* The next number of the splitmix64 stream at *x. */
+static uint64_t runner_rand(uint64_t *x)
+{
+  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* The killpercent rounds' state. */
+typedef struct Rounds {
+  unsigned pct;              /* share of the live blocks freed after a pass */
+  uint64_t rng;              /* splitmix64 state, from the seed */
+  Kept *kept;                /* blocks kept alive from earlier passes */
+  uint64_t nkept, cap;       /* their count, and the array's */
+} Rounds;
+
+/* Shift the baseline by what the runner's own memory changes between begin
+** and end, so that its arrays never count as the allocator's. */
+static void runner_rebase_begin(Runner *R, int64_t *size, int64_t *rss)
+{
+  runner_statm(R, size, rss);
+}
+
+static void runner_rebase_end(Runner *R, int64_t size0, int64_t rss0)
+{
+  int64_t size, rss;
+  runner_statm(R, &size, &rss);
+  R->base_size += size - size0;
+  R->base_rss += rss - rss0;
+}
+
+/* End of a pass: free pct% (rounded down) of the live blocks -- those kept
+** from earlier passes and this pass's -- chosen at random, keep the rest in
+** a new *kept array and clear the slots for the next pass. The candidates
+** are listed in a fixed order (kept, then by handle), so every driver frees
+** the same blocks. Returns the blocks freed, or UINT64_MAX when out of memory. */
+static uint64_t runner_kill(Runner *R, Slot *slot, uint64_t nh, Rounds *K, uint64_t *used)
+{
+  int64_t size0, rss0;
+  uint64_t live = K->nkept;
+  for (uint64_t k = 1; k <= nh; k++) live += slot[k].live != 0;
+  runner_rebase_begin(R, &size0, &rss0);
+  Kept *c = runner_anon(live * sizeof(Kept));
+  runner_rebase_end(R, size0, rss0);
+  if (!c) return UINT64_MAX;
+  uint64_t n = 0;
+  for (uint64_t k = 0; k < K->nkept; k++) c[n++] = K->kept[k];
+  for (uint64_t k = 1; k <= nh; k++)
+    if (slot[k].live) c[n++] = (Kept){.p = slot[k].p, .size = slot[k].size, .handle = k};
+  uint64_t nkill = live * K->pct / 100;
+  for (uint64_t j = 0; j < nkill; j++) {  /* partial Fisher-Yates: victims first */
+    uint64_t r = j + runner_rand(&K->rng) % (live - j);
+    Kept t = c[j]; c[j] = c[r]; c[r] = t;
+    *used -= c[j].size;
+    if (!c[j].p) continue;  /* its allocation had failed */
+    runner_check(R, c[j].p, c[j].size, c[j].handle);
+    uint64_t t0 = runner_now();
+    R->d->free(R->st, c[j].p, c[j].size, c[j].handle);
+    runner_time(R, 1, runner_now() - t0);
+  }
+  memmove(c, c + nkill, (live - nkill) * sizeof(Kept));
+  runner_rebase_begin(R, &size0, &rss0);
+  if (K->kept) munmap(K->kept, K->cap ? K->cap * sizeof(Kept) : 1);
+  runner_rebase_end(R, size0, rss0);
+  K->kept = c;
+  K->cap = live;
+  K->nkept = live - nkill;
+  memset(slot, 0, (nh + 1) * sizeof(Slot));
+  return nkill;
+}
+
 /* -- Main ------------------------------------------------------------------- */
 
 /* Load the driver (re-executing with its preload library if it names one). */
@@ -314,9 +402,18 @@ static const heaptape_driver *runner_driver(char **argv, char *spec, const char 
 
 int main(int argc, char **argv)
 {
-  if (argc != 7) {
-    fprintf(stderr, "usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES page|all|none INTERVAL\n");
+  if (argc != 7 && argc != 10) {
+    fprintf(stderr, "usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES page|all|none INTERVAL"
+            " [KILLPERCENT ROUNDS SEED]\n");
     return 2;
+  }
+  Rounds K = {0};
+  uint64_t passes = 1;
+  if (argc == 10) {
+    K.pct = (unsigned)strtoul(argv[7], NULL, 10);
+    passes = strtoull(argv[8], NULL, 10) + 1;
+    K.rng = strtoull(argv[9], NULL, 10);
+    if (K.pct > 100 || passes < 2) { fprintf(stderr, "heaptape-replay: bad killpercent or rounds\n"); return 2; }
   }
   Runner R = {.touch = !strcmp(argv[5], "all") ? 2 : !strcmp(argv[5], "none") ? 0 : 1,
               .pagesz = sysconf(_SC_PAGESIZE)};
@@ -332,7 +429,7 @@ int main(int argc, char **argv)
   const HtOpFileHead *h = runner_map(argv[1], &maplen);
   if (!h) { fprintf(stderr, "heaptape-replay: %s: bad operations file\n", argv[1]); return 4; }
   const HtOpRec *ops = (const HtOpRec *)(h + 1);
-  uint64_t nh = h->nhandles, nsamp = h->nops / interval + 3;
+  uint64_t nh = h->nhandles, nsamp = passes * (h->nops / interval + 3);
   Slot *slot = runner_anon((nh + 1) * sizeof(Slot));
   HtReplaySample *samp = runner_anon(nsamp * sizeof(HtReplaySample));
   FILE *res = fopen(argv[3], "w"), *ser = fopen(argv[4], "w");
@@ -348,48 +445,66 @@ int main(int argc, char **argv)
   runner_statm(&R, &R.base_size, &R.base_rss);
   R.timer_ns = runner_timer_cost();
 
-  uint64_t used = 0, ns_mark = 0, n = 0, next = interval;
+  uint64_t used = 0, ns_mark = 0, n = 0, next = interval, max_used = h->peak;
   int64_t peak_rss = 0, peak_map = 0, held_at_peak = -1;
   double frag_sum = 0;
-  uint64_t frag_n = 0;
+  uint64_t frag_n = 0, nkills = 0, kills[64];  /* freed per round (the first 64) */
   uint64_t t_start = runner_now();
-  for (uint64_t i = 0; i < h->nops; i++) {
-    runner_op(&R, &ops[i], slot, nh, &used);
-    int at_peak = i == h->peak_index && h->peak;
-    if (i + 1 != next && !at_peak && i + 1 != h->nops) continue;
-    if (i + 1 == next) next += interval;
-    HtReplaySample *s = &samp[n < nsamp ? n : nsamp - 1];
-    int64_t size, rss;
-    runner_statm(&R, &size, &rss);
-    heaptape_driver_stats ds = {0};
-    if (R.d->stats) R.d->stats(R.st, &ds);
-    *s = (HtReplaySample){.index = i, .used = used, .rss = rss - R.base_rss,
-                  .mapped = size - R.base_size, .a_in_use = ds.in_use,
-                  .a_mapped = ds.mapped, .op_ns = R.ns_total - ns_mark};
-    ns_mark = R.ns_total;
-    if (s->rss > peak_rss) peak_rss = s->rss;
-    if (s->mapped > peak_map) peak_map = s->mapped;
-    if ((int64_t)s->a_mapped > peak_map) peak_map = (int64_t)s->a_mapped;
-    if (at_peak) held_at_peak = s->rss;
-    if (s->rss > 0 && used) {
-      frag_sum += (double)(s->rss > (int64_t)used ? s->rss - (int64_t)used : 0) / (double)s->rss;
-      frag_n++;
+  for (uint64_t pass = 0; pass < passes; pass++) {
+    if (pass) {
+      uint64_t k = runner_kill(&R, slot, nh, &K, &used);
+      if (k == UINT64_MAX) { fprintf(stderr, "heaptape-replay: out of memory\n"); return 4; }
+      if (nkills < 64) kills[nkills] = k;
+      nkills++;
+      R.kills += k;
     }
-    if (n < nsamp) n++;
+    for (uint64_t i = 0; i < h->nops; i++) {
+      runner_op(&R, &ops[i], slot, nh, &used);
+      uint64_t g = pass * h->nops + i;  /* op index over all passes */
+      int at_peak = !pass && i == h->peak_index && h->peak;
+      if (pass && used > max_used) {  /* a later pass outgrew the tape's peak */
+        int64_t size, rss;
+        runner_statm(&R, &size, &rss);
+        max_used = used;
+        held_at_peak = rss - R.base_rss;
+      }
+      if (g + 1 != next && !at_peak && i + 1 != h->nops) continue;
+      if (g + 1 == next) next += interval;
+      HtReplaySample *s = &samp[n < nsamp ? n : nsamp - 1];
+      int64_t size, rss;
+      runner_statm(&R, &size, &rss);
+      heaptape_driver_stats ds = {0};
+      if (R.d->stats) R.d->stats(R.st, &ds);
+      *s = (HtReplaySample){.index = g, .used = used, .rss = rss - R.base_rss,
+                    .mapped = size - R.base_size, .a_in_use = ds.in_use,
+                    .a_mapped = ds.mapped, .op_ns = R.ns_total - ns_mark};
+      ns_mark = R.ns_total;
+      if (s->rss > peak_rss) peak_rss = s->rss;
+      if (s->mapped > peak_map) peak_map = s->mapped;
+      if ((int64_t)s->a_mapped > peak_map) peak_map = (int64_t)s->a_mapped;
+      if (at_peak) held_at_peak = s->rss;
+      if (s->rss > 0 && used) {
+        frag_sum += (double)(s->rss > (int64_t)used ? s->rss - (int64_t)used : 0) / (double)s->rss;
+        frag_n++;
+      }
+      if (n < nsamp) n++;
+    }
   }
   uint64_t wall = runner_now() - t_start;
   int64_t vmpeak = runner_status("VmPeak") - R.base_size;
   if (vmpeak > peak_map) peak_map = vmpeak;
   uint64_t live_blocks = 0;
+  for (uint64_t k = 0; k < K.nkept; k++) live_blocks += K.kept[k].p != NULL;
   for (uint64_t k = 1; k <= nh; k++) live_blocks += slot[k].p != NULL;
   if (R.d->destroy) R.d->destroy(R.st);
 
   fprintf(res, "name %s\n", R.d->name ? R.d->name : "?");
-  fprintf(res, "ops %" PRIu64 "\nfails %" PRIu64 "\ncorrupt %" PRIu64 "\n", h->nops, R.fails,
+  fprintf(res, "ops %" PRIu64 "\nfails %" PRIu64 "\ncorrupt %" PRIu64 "\n", h->nops * passes + R.kills, R.fails,
           R.corrupt);
   fprintf(res, "oom_calls %" PRIu64 "\nlive_blocks %" PRIu64 "\n", R.oom_calls, live_blocks);
   fprintf(res, "live_peak %" PRIu64 "\npeak_rss %" PRId64 "\npeak_mapped %" PRId64 "\n",
-          h->peak, peak_rss, peak_map);
+          max_used, peak_rss, peak_map);
+  for (uint64_t k = 0; k < nkills && k < 64; k++) fprintf(res, "round_kills %" PRIu64 "\n", kills[k]);
   fprintf(res, "held_at_peak %" PRId64 "\nfrag_mean %.6f\n", held_at_peak,
           frag_n ? frag_sum / (double)frag_n : 0.0);
   fprintf(res, "ns_total %" PRIu64 "\nns_max %" PRIu64 "\nwall_ns %" PRIu64 "\n", R.ns_total,
