@@ -94,7 +94,12 @@ static void recpprof_snapshot(RecPprof *rp)
   char err[512];
   if (!rp->r ? recpprof_open(rp) : ht_reader_poll(rp->r) < 0) return;  /* not written yet */
   HtModel *m = &rp->m;
-  ht_reader_hold(rp->r, ht_follow_hold_until(m, ht_reader_stats(rp->r), 0));
+  /* One thread: its packets come in order, everything flushed is taken.
+  ** Several: a gap in the numbers may be another thread's packet to come,
+  ** so the snapshot shows the heap up to where the order is sure (up to
+  ** HT_FOLLOW_GAP_NS before the tape's end). */
+  ht_reader_hold(rp->r, m->nth <= 1 ? UINT64_MAX
+                                    : ht_follow_hold_until(m, ht_reader_stats(rp->r), 0));
   if (ht_resolve_run(&m->rs, rp->r, recpprof_event, NULL, rp)) m->oom = 1;
   HtTally t = {0};
   const HtHeader *h = ht_reader_header(rp->r);
