@@ -44,9 +44,11 @@ void ht_cli_damage(const struct HtReader *r, char *buf, size_t len);
 void ht_cli_warn_damage(const char *path, const struct HtReader *r);
 
 /* cli/selfpath.c: the directory of the running heaptape binary into buf
+** (0 or -1); the first of that directory + subs[i] holding file, into out
 ** (0 or -1); libheaptape.so beside it or in ../lib/heaptape/ (resolved,
 ** malloc'd), or NULL. */
 int ht_cli_selfdir(char *buf, size_t len);
+int ht_cli_beside(const char *const *subs, size_t n, const char *file, char *out, size_t len);
 char *ht_cli_find_lib(void);
 
 /* Print "heaptape: <fmt>" and a newline to stderr. */

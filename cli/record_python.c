@@ -14,22 +14,8 @@
 ** else the installed ../lib/heaptape/python. 0 if found. */
 static int rpy_dir(char *out, size_t len)
 {
-  char dir[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-  if (n <= 0) return -1;
-  dir[n] = 0;
-  char *slash = strrchr(dir, '/');
-  if (!slash) return -1;
-  *slash = 0;
   static const char *const subs[] = { "/python", "/../lib/heaptape/python" };
-  for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
-    char f[PATH_MAX + 64];
-    snprintf(f, sizeof(f), "%s%s/sitecustomize.py", dir, subs[i]);
-    if (!access(f, R_OK)) {
-      return snprintf(out, len, "%s%s", dir, subs[i]) >= (int)len ? -1 : 0;
-    }
-  }
-  return -1;
+  return ht_cli_beside(subs, 2, "sitecustomize.py", out, len);
 }
 
 /* Child side of --python: start-up path, the user's PYTHONPATH kept, output. */

@@ -14,20 +14,8 @@
 ** else the installed ../lib/site_ruby. 0 if found. */
 static int rrb_dir(char *out, size_t len)
 {
-  char dir[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-  if (n <= 0) return -1;
-  dir[n] = 0;
-  char *slash = strrchr(dir, '/');
-  if (!slash) return -1;
-  *slash = 0;
   static const char *const subs[] = { "/ruby", "/../lib/site_ruby" };
-  for (size_t i = 0; i < sizeof(subs) / sizeof(*subs); i++) {
-    char f[PATH_MAX + 64];
-    snprintf(f, sizeof(f), "%s%s/heaptape_record.rb", dir, subs[i]);
-    if (!access(f, R_OK)) return snprintf(out, len, "%s%s", dir, subs[i]) >= (int)len ? -1 : 0;
-  }
-  return -1;
+  return ht_cli_beside(subs, 2, "heaptape_record.rb", out, len);
 }
 
 /* Prepend `first` to variable name (separated by sep), keeping the old value

@@ -21,16 +21,25 @@ int ht_cli_selfdir(char *buf, size_t len)
   return 0;
 }
 
+/* The first of the binary's directory + subs[i] that holds a readable file. */
+int ht_cli_beside(const char *const *subs, size_t n, const char *file, char *out, size_t len)
+{
+  char dir[PATH_MAX];
+  if (ht_cli_selfdir(dir, sizeof(dir))) return -1;
+  for (size_t i = 0; i < n; i++) {
+    char f[PATH_MAX + 128];
+    snprintf(f, sizeof(f), "%s%s/%s", dir, subs[i], file);
+    if (!access(f, R_OK)) return snprintf(out, len, "%s%s", dir, subs[i]) >= (int)len ? -1 : 0;
+  }
+  return -1;
+}
+
 /* libheaptape.so next to the binary or in ../lib/heaptape/, resolved. */
 char *ht_cli_find_lib(void)
 {
-  char dir[PATH_MAX];
-  if (ht_cli_selfdir(dir, sizeof(dir))) return NULL;
-  static const char *const rel[] = {"/libheaptape.so", "/../lib/heaptape/libheaptape.so"};
-  for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
-    char cand[PATH_MAX + 64], real[PATH_MAX];
-    snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-    if (!access(cand, R_OK) && realpath(cand, real)) return strdup(real);
-  }
-  return NULL;
+  static const char *const subs[] = {"", "/../lib/heaptape"};
+  char dir[PATH_MAX], cand[PATH_MAX + 32], real[PATH_MAX];
+  if (ht_cli_beside(subs, 2, "libheaptape.so", dir, sizeof(dir))) return NULL;
+  snprintf(cand, sizeof(cand), "%s/libheaptape.so", dir);
+  return realpath(cand, real) ? strdup(real) : NULL;
 }
