@@ -1,5 +1,6 @@
 /* heaptape -- `heaptape heapmap`: one PNG of the address space over time,
-** blocks coloured by allocation site; --frames writes a frame sequence. */
+** blocks coloured by allocation site; --frames writes a frame sequence,
+** --animate the same frames as one animated PNG. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@ static const char heapmap_usage[] =
   "  -o, --output MAP.png  the address space (y) over operations (x)\n"
   "  --size WxH        its size in pixels (default 1024x768)\n"
   "  --frames DIR      also write DIR/frame_NNNNN.png: the live heap at N moments\n"
+  "  --animate ANIM.png  the frames as one animated PNG (APNG; browsers play it)\n"
+  "  --fps N           frames per second of the animation (1-100, default 10)\n"
   "  --nframes N       how many frames (default 50)\n"
   "  --frame-size WxH  frame size (default 512x512)\n";
 
@@ -37,10 +40,11 @@ int cmd_heapmap(int argc, char **argv)
 {
   const char *path = NULL, *png = NULL;
   HtHeapmapOpts o = {.w = 1024, .h = 768, .nframes = 50, .fw = 512, .fh = 512, .legend = stdout};
-  enum { O_OUT = 1, O_SIZE, O_FRAMES, O_NFRAMES, O_FRAME_SIZE };
+  enum { O_OUT = 1, O_SIZE, O_FRAMES, O_NFRAMES, O_FRAME_SIZE, O_ANIMATE, O_FPS };
   static const HtOpt opts[] = {
     {"--output", 'o', 1, O_OUT}, {"--size", 0, 1, O_SIZE}, {"--frames", 0, 1, O_FRAMES},
-    {"--nframes", 0, 1, O_NFRAMES}, {"--frame-size", 0, 1, O_FRAME_SIZE}, {NULL, 0, 0, 0}
+    {"--nframes", 0, 1, O_NFRAMES}, {"--frame-size", 0, 1, O_FRAME_SIZE},
+    {"--animate", 0, 1, O_ANIMATE}, {"--fps", 0, 1, O_FPS}, {NULL, 0, 0, 0}
   };
   HtArgs a;
   uint64_t v;
@@ -51,6 +55,11 @@ int cmd_heapmap(int argc, char **argv)
     case HT_ARG_BAD: return HT_EXIT_USAGE;
     case O_OUT: png = a.val; break;
     case O_FRAMES: o.frames = a.val; break;
+    case O_ANIMATE: if (ht_args_output(&a, &o.animate)) return HT_EXIT_USAGE; break;
+    case O_FPS:
+      if (ht_args_uint(&a, 1, 100, &v)) return HT_EXIT_USAGE;
+      o.frame_ms = (unsigned)(1000 / v);
+      break;
     case O_SIZE: case O_FRAME_SIZE: {
       int fs = k == O_FRAME_SIZE;
       if (heapmap_size(a.val, fs ? &o.fw : &o.w, fs ? &o.fh : &o.h))
@@ -68,7 +77,8 @@ int cmd_heapmap(int argc, char **argv)
     }
   }
   if (!path) return ht_args_missing(&a, "tape");
-  if (!png && !o.frames) return ht_args_bad(&a, "nothing to write (-o MAP.png or --frames DIR)");
+  if (!png && !o.frames && !o.animate)
+    return ht_args_bad(&a, "nothing to write (-o MAP.png, --frames DIR or --animate ANIM.png)");
   if (o.frames && mkdir(o.frames, 0777) && errno != EEXIST) {
     ht_cli_error("%s: cannot create (%s)", o.frames, strerror(errno));
     return HT_EXIT_FAIL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "heapmap.h"
+#include "apng.h"
 #include "../analyze/frames.h"
 #include "../analyze/ops.h"
 #include "../base/hash.h"
@@ -148,6 +149,7 @@ typedef struct Map {
   long px, py;               /* the plot's place in the picture */
   Img out, fr, im;           /* picture, frame, plot */
   unsigned nf, fk;           /* frames to write, written */
+  HtApng *anim;              /* the animated PNG being written, or NULL */
   int failed;                /* an error is in err */
   char *err;                 /* where errors go */
   size_t errlen;             /* its size */
@@ -281,7 +283,8 @@ static HtOpBlock *map_live(const HtResolve *rs, size_t *n)
   return v;
 }
 
-/* One frame: the live blocks, the laid-out space wrapped row by row. */
+/* One frame: the live blocks, the laid-out space wrapped row by row; to
+** dir/frame_NNNNN.png and/or appended to the animation. */
 static int map_frame(Map *m, const HtResolve *rs, Img *fr, const char *dir, unsigned k,
                      char *err, size_t errlen)
 {
@@ -300,6 +303,8 @@ static int map_frame(Map *m, const HtResolve *rs, Img *fr, const char *dir, unsi
     for (size_t p = p0; p < p1 && p < (size_t)fr->w * fr->h; p++) fr->px[p] = c;
   }
   free(live);
+  if (m->anim && ht_apng_frame(m->anim, fr->px, err, errlen)) return -1;
+  if (!dir) return 0;
   char path[4096];
   snprintf(path, sizeof(path), "%s/frame_%05u.png", dir, k);
   return img_png(fr, path, err, errlen);
@@ -490,6 +495,10 @@ void ht_heapmap_destroy(HtHeapmap *m)
   free(m->out.px);
   free(m->fr.px);
   free(m->gran);
+  if (m->anim) {  /* left open by an error: its message is already in err */
+    char junk[256];
+    ht_apng_close(m->anim, junk, sizeof(junk));
+  }
   ht_map_free(&m->site_col);
   ht_map_free(&m->site_bytes);
   ht_map_free(&m->g);
@@ -528,8 +537,9 @@ int ht_heapmap_plan(HtHeapmap *m)
   Img *im = &m->im;
   const char *png = m->png;
   im->px = png ? malloc((size_t)im->w * im->h * sizeof(uint32_t)) : NULL;
-  m->fr.px = m->o->frames ? malloc((size_t)m->fr.w * m->fr.h * sizeof(uint32_t)) : NULL;
-  if ((png && !im->px) || (m->o->frames && !m->fr.px)) return -1;
+  int frames = m->o->frames || m->o->animate;
+  m->fr.px = frames ? malloc((size_t)m->fr.w * m->fr.h * sizeof(uint32_t)) : NULL;
+  if ((png && !im->px) || (frames && !m->fr.px)) return -1;
   for (size_t i = 0; png && i < (size_t)im->w * im->h; i++) im->px[i] = BG;
   for (size_t i = 1; png && i < m->ngran; i++)  /* jumps in the address space */
     if (m->gran[i] != m->gran[i - 1] + 1) {
@@ -537,7 +547,11 @@ int ht_heapmap_plan(HtHeapmap *m)
                       (double)((uint64_t)m->ngran << GRAN_SHIFT));
       img_fill(im, 0, im->w, y, y + 1, SEP);
     }
-  m->nf = m->o->frames ? (m->o->nframes ? m->o->nframes : 1) : 0;
+  m->nf = frames ? (m->o->nframes ? m->o->nframes : 1) : 0;
+  if (m->o->animate &&
+      !(m->anim = ht_apng_open(m->o->animate, m->fr.w, m->fr.h, m->nf,
+                               m->o->frame_ms ? m->o->frame_ms : 100, m->err, m->errlen)))
+    return -1;
   return 0;
 }
 
@@ -575,6 +589,11 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
     map_decorate(m, &m->out, &m->im, m->px, m->py, ht_reader_header(m->r)->exe);
   }
   if (png && img_png(m->deco ? &m->out : &m->im, png, m->err, m->errlen)) return -1;
+  if (m->anim) {
+    HtApng *a = m->anim;
+    m->anim = NULL;
+    if (ht_apng_close(a, m->err, m->errlen)) return -1;
+  }
   FILE *legend = m->o->legend;
   if (legend) {
     it = 0;

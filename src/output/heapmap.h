@@ -9,6 +9,8 @@
 typedef struct HtHeapmapOpts {
   unsigned w, h;             /* picture size in pixels */
   const char *frames;        /* directory for frame_NNNNN.png, or NULL */
+  const char *animate;       /* the frames as one animated PNG, or NULL */
+  unsigned frame_ms;         /* how long each frame of it shows */
   unsigned nframes;          /* frames to write */
   unsigned fw, fh;           /* frame size in pixels */
   FILE *legend;              /* where to print the site colours, or NULL */
