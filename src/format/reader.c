@@ -712,14 +712,8 @@ static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame)
     StackNode *s = &r->nodes[r->nhash[j]];
     if (s->frame == frame && s->parent == parent) return r->nhash[j];
   }
-  size_t cap = r->capnodes;
-  if (r->nnodes >= UINT32_MAX - 1 ||
-      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
-  r->capnodes = (uint32_t)cap;
-  uint32_t id = r->nnodes++;
-  r->nodes[id].frame = frame;
-  r->nodes[id].parent = parent;
-  r->nhash[j] = id;
+  uint32_t id = node_append(r, parent, frame);
+  if (id) r->nhash[j] = id;
   return id;
 }
 
