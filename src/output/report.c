@@ -295,14 +295,10 @@ static void text_site_line(FILE *f, const HtModel *m, const HtFig *s, SiteKey k,
   }
 }
 
-/* A stack's levels from `from` on, up to depth of them, indented. */
-static void text_levels(FILE *f, const HtModel *m, uint32_t stack, size_t from,
-                        unsigned depth, const char *indent)
+/* Levels from .. of lv (total levels, max of them in lv), one a line. */
+static void text_levels_of(FILE *f, const HtFrameInfo *lv, size_t total, size_t max,
+                           size_t from, const char *indent)
 {
-  HtFrameInfo lv[64];
-  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
-  size_t total = report_levels(m, stack, lv, max);
-  if (total == 0) { fprintf(f, "%s(no stack)\n", indent); return; }
   size_t shown = total < max ? total : max;
   for (size_t i = from; i < shown; i++) {
     char name[1024];
@@ -311,6 +307,17 @@ static void text_levels(FILE *f, const HtModel *m, uint32_t stack, size_t from,
   }
   if (total > shown)
     fprintf(f, "%s... %zu more frame%s\n", indent, total - shown, report_s(total - shown));
+}
+
+/* A stack's levels from `from` on, up to depth of them, indented. */
+static void text_levels(FILE *f, const HtModel *m, uint32_t stack, size_t from,
+                        unsigned depth, const char *indent)
+{
+  HtFrameInfo lv[64];
+  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
+  size_t total = report_levels(m, stack, lv, max);
+  if (total == 0) { fprintf(f, "%s(no stack)\n", indent); return; }
+  text_levels_of(f, lv, total, max, from, indent);
 }
 
 /* Stacks of a merged row that print the same (they differ past the
@@ -336,15 +343,16 @@ static char *report_callers(const HtModel *m, uint32_t stack, unsigned depth)
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
-  HtFrameInfo lv[2];
-  size_t total = report_levels(m, stack, lv, 2);
+  HtFrameInfo lv[64];  /* the levels once, for both the caller and those above */
+  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
+  size_t total = report_levels(m, stack, lv, max < 2 ? 2 : max);
   if (total < 2) {
     fprintf(f, "(no caller)\n");
   } else {
     char name[1024];
     ht_frames_format(&lv[1], name, sizeof(name));
     fprintf(f, "%s%s\n", name, lv[1].inlined ? " (inlined)" : "");
-    if (depth > 2) text_levels(f, m, stack, 2, depth, "                ");
+    if (depth > 2) text_levels_of(f, lv, total, max, 2, "                ");
   }
   if (fclose(f)) { free(buf); return NULL; }
   return buf;
