@@ -371,7 +371,10 @@ static void agg_rss(Rd *d, HtSnaps *sn)
   }
 }
 
-int ht_agg_usable(const HtModel *m)
+/* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
+** the tape has one and m's options ask nothing only a pass gives (--at,
+** snapshots, RSS samples, recent allocations). */
+static int agg_usable(const HtModel *m)
 {
   size_t len;
   return m->r && ht_reader_agg(m->r, &len) && m->o.at_ns == UINT64_MAX && !m->o.snap_ns &&
@@ -413,7 +416,8 @@ static int agg_decode(HtModel *m, HtSnaps *sn, const uint8_t *p, const uint8_t *
   return ok && (seen & need) == need;
 }
 
-/* Fill m (and sn) from the AGG; see ht_agg_load. */
+/* Fill m (and sn) from the AGG as a pass would have left them: 1 done, 0
+** none or malformed (m and sn reset: make the pass), or HEAPTAPE_E_NOMEM. */
 static int agg_load(HtModel *m, HtSnaps *sn)
 {
   size_t len;
@@ -449,15 +453,10 @@ static int agg_load(HtModel *m, HtSnaps *sn)
   return 1;
 }
 
-int ht_agg_load(HtModel *m)
-{
-  return agg_load(m, NULL);
-}
-
 int ht_agg_model(HtModel *m)
 {
-  if (ht_agg_usable(m)) {
-    int rc = ht_agg_load(m);
+  if (agg_usable(m)) {
+    int rc = agg_load(m, NULL);
     if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
     if (rc) return rc;
   }

@@ -14,16 +14,6 @@
 int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out,
                   size_t *len) HT_HIDDEN;
 
-/* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
-** the tape has one and m's options ask nothing only a pass gives (--at,
-** snapshots, RSS samples, recent allocations). */
-int ht_agg_usable(const HtModel *m) HT_HIDDEN;
-
-/* Fill m from its tape's AGG, as ht_model_run would have left it. Returns
-** 1 done, 0 when the AGG is malformed (m is reset: run the pass), or
-** HEAPTAPE_E_NOMEM. */
-int ht_agg_load(HtModel *m) HT_HIDDEN;
-
 /* Fill m (initialised, not yet fed) from its tape's AGG when usable, else
 ** by the pass (ht_model_run). Returns as ht_model_run. */
 int ht_agg_model(HtModel *m) HT_HIDDEN;
@@ -31,7 +21,8 @@ int ht_agg_model(HtModel *m) HT_HIDDEN;
 /* Fill m (initialised, not yet fed; its snapshot options are ignored) and
 ** the snapshots sn (empty, sn->step set) from the AGG, when it holds
 ** snapshots at sn->step and m asks neither --at nor recent allocations.
-** Returns as ht_agg_load (on 0, sn is empty again: make the pass). */
+** Returns 1 done, 0 when it cannot (m and sn are empty again: make the
+** pass), or HEAPTAPE_E_NOMEM. */
 int ht_agg_load_snaps(HtModel *m, HtSnaps *sn) HT_HIDDEN;
 
 #endif
