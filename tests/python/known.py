@@ -6,6 +6,7 @@ import sys
 import threading
 
 import heaptape
+import markers
 
 keep = []
 leak = None
@@ -49,11 +50,7 @@ def main():
 
 
 def line_of(marker):
-    with open(__file__) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise SystemExit("no marker " + marker)
+    return markers.line_of(__file__, marker)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 import tracemalloc
 
 import heaptape
+import markers
 
 results = []
 gens = []
@@ -44,11 +45,7 @@ def forked():
 
 
 def line_of(marker):
-    with open(__file__) as f:
-        for n, text in enumerate(f, 1):
-            if text.rstrip().endswith("# " + marker):
-                return n
-    raise SystemExit("no marker " + marker)
+    return markers.line_of(__file__, marker)
 
 
 if __name__ == "__main__":
