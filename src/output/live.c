@@ -45,6 +45,23 @@ static void live_fig(char *b, size_t n, uint64_t v, int count)
   else live_bytes(b, n, v);
 }
 
+/* name cut to w columns into b. A site "FUNC /a/long/path/file.c:12" keeps
+** its function and the end of its path ("FUNC ...path/file.c:12"): the head
+** of a long path (a build directory) tells nothing, its file and line do. */
+static const char *live_fit(char *b, size_t n, const char *name, int w)
+{
+  size_t len = strlen(name), cap = w > 0 ? (size_t)w : 1;
+  if (cap >= n) cap = n - 1;
+  if (len <= cap) return name;
+  const char *sp = strrchr(name, ' ');
+  const char *path = sp && strchr(sp, '/') ? sp + 1 : name;  /* a title is all path */
+  size_t head = (size_t)(path - name);
+  if (head + 3 + 8 > cap) { snprintf(b, n, "%.*s", (int)cap, name); return b; }
+  size_t tail = cap - head - 3;
+  snprintf(b, n, "%.*s...%s", (int)head, name, name + len - tail);
+  return b;
+}
+
 /* Order of rows: larger key first, then site index. */
 static int live_row_cmp(const void *a, const void *b)
 {
@@ -111,9 +128,14 @@ static void live_status(const HtFollow *f, const HtLiveView *v, int cols)
   else
     snprintf(when, sizeof(when), "at %.2fs (now)", (double)ts / 1e9);
   attron(A_BOLD);
-  mvprintw(0, 0, "heaptape live  %.*s", cols > 40 ? cols - 40 : 10, v->title ? v->title : "");
+  /* the title (the tape's path) gets what the state leaves of the line */
+  const char *state = v->state ? v->state : "";
+  int room = cols - 16 - (int)strlen(state) - 4 - (v->paused ? 8 : 0) - 1;
+  char fit[512];
+  mvprintw(0, 0, "heaptape live  %s",
+           live_fit(fit, sizeof(fit), v->title ? v->title : "", room > 10 ? room : 10));
   attroff(A_BOLD);
-  printw("  [%s]%s", v->state ? v->state : "", v->paused ? "  PAUSED" : "");
+  printw("  [%s]%s", state, v->paused ? "  PAUSED" : "");
   mvprintw(1, 0, "heap %s in %" PRIu64 " blocks  peak %s  calls %s  %s", heap, hn, peak,
            calls, when);
   if (f->late) printw("  (%" PRIu64 " late events)", f->late);
@@ -192,8 +214,9 @@ static void live_table(const HtFollow *f, HtLiveView *v, int y, int h, int cols)
     live_fig(d, sizeof(d), v->calls ? r->live : r->live_n, !v->calls);
     int selr = v->top + i == v->sel;
     if (selr) { attron(A_REVERSE); v->sel_site = r->site; }
-    mvprintw(y + 1 + i, 0, "%10s %10s %10s %10s  %.*s", a, b, c, d,
-             cols > 46 ? cols - 46 : 1, f->site[r->site].name);
+    char fit[512];
+    mvprintw(y + 1 + i, 0, "%10s %10s %10s %10s  %s", a, b, c, d,
+             live_fit(fit, sizeof(fit), f->site[r->site].name, cols > 46 ? cols - 46 : 1));
     if (selr) { clrtoeol(); attroff(A_REVERSE); }
   }
   free(rows);
@@ -203,16 +226,19 @@ static void live_table(const HtFollow *f, HtLiveView *v, int y, int h, int cols)
 static void live_stack(HtFollow *f, const HtLiveView *v, int y, int h, int cols)
 {
   attron(A_BOLD);
-  mvprintw(y, 0, "STACK of %.*s", cols > 12 ? cols - 12 : 1,
-           v->sel_site < ht_follow_nsite(f) ? f->site[v->sel_site].name : "?");
+  char fit[512];
+  mvprintw(y, 0, "STACK of %s",
+           live_fit(fit, sizeof(fit), v->sel_site < ht_follow_nsite(f) ? f->site[v->sel_site].name
+                                                                       : "?", cols > 12 ? cols - 12 : 1));
   attroff(A_BOLD);
   HtFrameInfo fi[256];
   size_t n = ht_follow_stack(f, v->sel_site, fi, 256);
   for (size_t i = 0; i < n && (int)i < h - 1; i++) {
     char name[1024];
     ht_frames_format(&fi[i], name, sizeof(name));
-    mvprintw(y + 1 + (int)i, 0, "%3zu %s%.*s", i, fi[i].inlined ? "(inlined) " : "",
-             cols > 16 ? cols - 16 : 1, name);
+    char fit[512];
+    mvprintw(y + 1 + (int)i, 0, "%3zu %s%s", i, fi[i].inlined ? "(inlined) " : "",
+             live_fit(fit, sizeof(fit), name, cols > 16 ? cols - 16 : 1));
   }
   if (!n) mvprintw(y + 1, 0, "(no frames)");
 }
