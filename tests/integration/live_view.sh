@@ -151,8 +151,10 @@ kill -TERM "$(cat "$T/p.pid")"
 wait_for 'program ended'; ok "live --pid: the process's end is shown" $?
 keys q; sane 'DONE-0' "live --pid, q"
 
-# attach --live: a running program's heap; quitting the view detaches.
-run "'$GROW' 60 >/dev/null 2>&1 & echo \$! >'$T/a.pid'; '$HEAPTAPE' attach --live -o '$T/a.tape' \$!; echo DONE-\$?"
+# attach --live: a running program's heap; quitting the view detaches. The
+# program is attached once it runs (its first allocations made, libc loaded):
+# $! right after `&` may still be the shell before exec.
+run "'$GROW' 60 >'$T/a.out' 2>&1 & echo \$! >'$T/a.pid'; until grep -q OUTPUT-MARKER '$T/a.out'; do sleep 0.1; done; '$HEAPTAPE' attach --live -o '$T/a.tape' \$!; echo DONE-\$?"
 wait_for 'grow_cache .*live_grow.c'; ok "attach --live: the attached program's top site" $?
 keys q; sane 'DONE-0' "attach --live, q"
 screen | grep -q 'detached from process'; ok "attach --live: q detached" $?
