@@ -158,7 +158,7 @@ all: $(RUBY_MOD) $(B)/ruby/heaptape_record.rb
 $(RUBY_MOD): ruby/rheaptape.c include/heaptape.h include/heaptape_errors.h $(B)/libheaptape.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -std=gnu11 -Wno-unused-parameter $(RUBY_INC) -o $@ ruby/rheaptape.c \
-	  -shared -fPIC -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../..' -L$(B) -lheaptape -lpthread
+	  -shared -fPIC -Wl,-rpath,'$$ORIGIN/..:$$ORIGIN/../..' -L$(B) -lheaptape -lpthread -lm
 $(B)/ruby/heaptape_record.rb: ruby/heaptape_record.rb
 	@mkdir -p $(dir $@)
 	cp $< $@

@@ -803,7 +803,7 @@ int cmd_record(int argc, char **argv)
     }
     if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
         (!o.python || !ht_record_python_env(abs, o.python == 2)) &&
-        (!o.ruby || !ht_record_ruby_env(abs, o.ruby == 2))) {
+        (!o.ruby || !ht_record_ruby_env(abs, o.ruby == 2, pprof_every_ns))) {
       execv(path, pargv);
       e = errno;
     }

@@ -31,13 +31,18 @@ static int rrb_prepend(const char *name, const char *first, const char *sep)
 }
 
 /* Child side of --ruby: load path, RUBYOPT, output. */
-int ht_record_ruby_env(const char *tape, int native)
+int ht_record_ruby_env(const char *tape, int native, uint64_t snap_ns)
 {
   char dir[PATH_MAX + 64];
   if (rrb_dir(dir, sizeof(dir))) return -1;
   int rc = rrb_prepend("RUBYLIB", dir, ":");
   rc |= rrb_prepend("RUBYOPT", "-rheaptape_record", " ");
   rc |= setenv("HEAPTAPE_RUBY_OUTPUT", tape, 1);
+  if (snap_ns) {                 /* sizes current at each snapshot */
+    char sec[32];
+    snprintf(sec, sizeof(sec), "%.3f", (double)snap_ns / 1e9);
+    rc |= setenv("HEAPTAPE_RUBY_SNAP", sec, 1);
+  }
   if (!native) rc |= ht_record_unpreload();
   return rc;
 }

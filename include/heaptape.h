@@ -117,6 +117,11 @@ int heaptape_is_running(void);
 ** not recording. A runtime need not walk deeper. Async-signal-safe. */
 int heaptape_frames(void);
 
+/* The running recording's mean sampling interval in bytes (its options'
+** sample_bytes, else HEAPTAPE_SAMPLE); 0 when every allocation is recorded
+** or when not recording. Async-signal-safe. */
+uint64_t heaptape_sample_bytes(void);
+
 /* Put a labelled mark on the tape (label copied, truncated to 4096 bytes;
 ** NULL is the empty label). Returns HEAPTAPE_OK or HEAPTAPE_E_NOTRUNNING. */
 int heaptape_mark(const char *label);
@@ -186,6 +191,23 @@ int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,
 ** then records it without drawing again; it may skip reading its stack when
 ** the answer is 0. Async-signal-safe: no. */
 int heaptape_rt_due(size_t size);
+
+/* For a runtime that finds its own sample points (e.g. to turn its
+** allocation hook off between them): one exponential gap in bytes with the
+** recording's mean (HEAPTAPE_SAMPLE / sample_bytes), drawn from the calling
+** thread's generator (HEAPTAPE_SEED); 0 when not recording or when every
+** allocation is recorded. A sample point falls where the runtime's
+** allocated bytes, counted down from a gap, reach zero or below; the next
+** gap is added to what is left. Async-signal-safe: no. */
+uint64_t heaptape_rt_gap(void);
+/* The calling thread's next runtime allocation (heaptape_rt_alloc*,
+** heaptape_rt_realloc*) is recorded as a sample point without a draw, as
+** after heaptape_rt_due's 1. On a sampled recording it stands for weight
+** bytes (docs/FORMAT.md, weights; 0 = implied by its size): a sampled
+** block whose size changes keeps the probability it was drawn with,
+** e.g. new_size / (1 - exp(-old_size / T)). Returns 1, or 0 when not
+** recording. Async-signal-safe: no. */
+int heaptape_rt_take(uint64_t weight);
 
 /* -- Mixed native and runtime stacks ------------------------------------- */
 

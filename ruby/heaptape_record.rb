@@ -15,3 +15,4 @@ end
   if old.nil? then ENV.delete(v) else ENV[v] = old end
 end
 ENV.delete("HEAPTAPE_RUBY_OUTPUT")
+ENV.delete("HEAPTAPE_RUBY_SNAP")

@@ -2,11 +2,13 @@
 ** through the VM's NEWOBJ/FREEOBJ events with Ruby stacks (docs/RUBY.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ruby.h>
@@ -16,6 +18,9 @@
 
 /* Exported by libruby for objspace, not declared by its public headers. */
 size_t rb_obj_memsize_of(VALUE obj);
+int rb_objspace_marked_object_p(VALUE obj);
+/* libruby's: NULL once a second Ractor has been made (vm_core.h). */
+extern void *ruby_single_main_ractor;
 
 #define RH_API __attribute__((visibility("default")))
 #define RH_MAXDEPTH 128           /* Ruby frames read per event at most */
@@ -25,6 +30,7 @@ size_t rb_obj_memsize_of(VALUE obj);
 #define RH_SLOT 40                /* an object's heap slot (sizeof(RVALUE), 3.1) */
 #define RH_STACKS (1u << 20)      /* interned stacks of live objects */
 #define RH_STACK_IDS (8u << 20)   /* location ids they hold */
+#define RH_SLACK 512              /* objects a postponed arming may come late by */
 
 /* An interned runtime location. */
 typedef struct RhLoc {
@@ -42,10 +48,11 @@ typedef struct RhFrame {
   uint64_t gen;            /* rh.gen when stored; any other value = empty */
 } RhFrame;
 
-/* A recorded live object: what a compaction move needs. */
+/* A recorded live object: what a compaction move and a size update need. */
 typedef struct RhObj {
   VALUE obj;               /* 0 = empty, 1 = deleted */
   uint32_t stack;          /* interned stack (RhStack index) */
+  uint32_t size;           /* bytes on the tape (a slot until measured) */
 } RhObj;
 
 /* An interned stack: location ids, outermost first. */
@@ -56,11 +63,26 @@ typedef struct RhStack {
 
 /* The one profiled VM of the process. */
 static struct {
-  VALUE tp;                /* the NEWOBJ/FREEOBJ/GC_START tracepoint */
+  VALUE tp;                /* every object: NEWOBJ/FREEOBJ/GC_START */
+  VALUE tp_gc;             /* sampled: GC_START/END_MARK/ENTER/EXIT (arming, deaths) */
+  VALUE tp_new;            /* sampled: NEWOBJ, on only near a sample point */
   int active;              /* a session runs */
   int own_tape;            /* we started the tape (vs. attached to a preload) */
   int maxdepth;            /* Ruby frames kept per event */
-  int sampled;             /* HEAPTAPE_SAMPLE is set: sizes stay slots */
+  int sampled;             /* the recording samples (heaptape_rt_gap > 0) */
+  double keep;             /* sampled: 1 - exp(-slot / T), a slot's draw probability */
+  int armed;               /* tp_new is enabled */
+  int arm_asked;           /* a postponed arming is pending */
+  int sweeping;            /* between GC_END_MARK and GC_END_SWEEP */
+  int64_t left;            /* bytes past `due` to the sample point after it */
+  size_t due;              /* total_allocated_objects of the next sampled object */
+  size_t skip;             /* armed: NEWOBJ events to let pass before it */
+  size_t page_objs;        /* objects in a heap page (GC::INTERNAL_CONSTANTS) */
+  VALUE k_alloc, k_free, k_pages;   /* rb_gc_stat keys */
+  uint64_t sizes_ns;       /* sizes brought up to date at most this often (0: at stop) */
+  uint64_t sizes_last;     /* when they last were (CLOCK_MONOTONIC ns) */
+  int sizes_asked;         /* a postponed update is pending */
+  int ractors_said;        /* other Ractors were reported this session */
   uint64_t gen;            /* frame cache generation (GC start, a freed iseq) */
   RhFrame *fc;             /* frame cache (mmap) */
   RhLoc *loc;              /* intern table (mmap) */
@@ -180,7 +202,7 @@ static void *rh_map(size_t n)
 static int rh_obj_grow(void)
 {
   RhObj *old = rh.obj;
-  size_t ocap = rh.ocap, cap = ocap ? ocap * 2 : 1u << 16;
+  size_t ocap = rh.ocap, cap = ocap ? ocap * 2 : 1u << 12;
   RhObj *t = rh_map(cap * sizeof(RhObj)), *mv = rh_map(cap * sizeof(RhObj));
   if (!t || !mv) { if (t) munmap(t, cap * sizeof(RhObj)); if (mv) munmap(mv, cap * sizeof(RhObj)); return -1; }
   rh.obj = t; rh.ocap = cap; rh.oused = 0;
@@ -192,13 +214,22 @@ static int rh_obj_grow(void)
   return 0;
 }
 
-/* Remember a recorded object. */
-static void rh_obj_put(VALUE obj, uint32_t stack)
+/* Remember a recorded object of size bytes. */
+static void rh_obj_put(VALUE obj, uint32_t stack, uint32_t size)
 {
   if ((rh.oused + 1) * 4 > rh.ocap * 3 && rh_obj_grow()) return;
   RhObj *e = rh_obj_slot(obj);
   if (e->obj <= 1) { if (!e->obj) rh.oused++; e->obj = obj; }
   e->stack = stack;
+  e->size = size;
+}
+
+/* Sampled: the next reallocation on the tape is taken as a sample point that
+** stands for what the object's draw gave (its size / a slot's probability),
+** not drawn again. */
+static void rh_take(size_t size)
+{
+  if (rh.sampled) heaptape_rt_take((uint64_t)llround((double)size / rh.keep));
 }
 
 /* Forget an object; 1 if it was recorded. */
@@ -250,37 +281,96 @@ static void rh_compact(void *unused)
     VALUE to = rb_gc_location(e->obj);
     if (to == e->obj) continue;
     const RhStack *st = &rh.stk[e->stack];
-    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)to, RH_SLOT);
+    rh_take(e->size);
+    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)to, e->size);
+    rh.moves[nm] = *e;
     rh.moves[nm].obj = to;
-    rh.moves[nm].stack = e->stack;
     e->obj = 1;
     nm++;
   }
-  for (size_t j = 0; j < nm; j++) rh_obj_put(rh.moves[j].obj, rh.moves[j].stack);
+  for (size_t j = 0; j < nm; j++) rh_obj_put(rh.moves[j].obj, rh.moves[j].stack, rh.moves[j].size);
 }
 
 static const rb_data_type_t rh_holder_type = {
   "heaptape.compaction", { NULL, NULL, NULL, rh_compact, { 0 } }, NULL, NULL, 0
 };
 
-/* -- The tracepoint ------------------------------------------------------------ */
+/* -- Other Ractors ----------------------------------------------------------- */
 
-/* NEWOBJ: record the object with its stack; FREEOBJ: its free; GC_START: the
-** frame cache empties (iseqs may move or die). Allocates no Ruby object. */
-static void rh_event(VALUE tpval, void *data)
+/* Ruby 3.1's hooks are per Ractor: another Ractor's objects fire none of
+** ours, nor do the GCs it runs (their frees of main-Ractor objects, their
+** end of marking). Said once a session, on stderr and as a mark on the
+** tape, when the VM has had a second Ractor (checked at start, at each GC
+** we see and at stop). */
+static void rh_ractors(void)
 {
-  (void)data;
-  if (!rh.active) return;               /* the recorder's own calls check it runs */
-  rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
-  rb_event_flag_t ev = rb_tracearg_event_flag(ta);
-  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; return; }
-  VALUE obj = rb_tracearg_object(ta);
-  if (ev == RUBY_INTERNAL_EVENT_FREEOBJ) {
-    if (RB_BUILTIN_TYPE(obj) == T_IMEMO) rh.gen++;   /* maybe an iseq: its keys go */
-    if (rh_obj_del(obj)) heaptape_rt_free((void *)obj);
-    return;
+  if (rh.ractors_said || ruby_single_main_ractor) return;
+  rh.ractors_said = 1;
+  static const char msg[] = "heaptape: a Ractor other than the main one runs: its objects are "
+    "not recorded, and main-Ractor objects freed by its GCs may stay live on the tape "
+    "(Ruby 3.1's hooks are per Ractor; docs/RUBY.md)\n";
+  if (write(2, msg, sizeof(msg) - 1) < 0) { /* nothing more to say it with */ }
+  heaptape_mark("ruby: other Ractors ran (not recorded)");
+}
+
+/* -- Sizes ------------------------------------------------------------------- */
+
+/* The sizes of the live recorded objects brought up to date: a NEWOBJ event
+** comes before the object holds anything, so it is recorded as one slot;
+** here each whose rb_obj_memsize_of (slot + what it owns: string and array
+** buffers, tables) differs from what the tape has gets a reallocation to that
+** size, in place, with its stack (sampled, standing for what its draw gave). */
+static void rh_sizes(void)
+{
+  if (!rh.ocap || !heaptape_is_running()) return;
+  for (size_t i = 0; i < rh.ocap; i++) {
+    RhObj *e = &rh.obj[i];
+    if (e->obj <= 1) continue;
+    int t = RB_BUILTIN_TYPE(e->obj);
+    if (t == T_NONE || t == T_MOVED || t == T_ZOMBIE) continue;
+    size_t sz = rb_obj_memsize_of(e->obj);
+    uint32_t kept = sz > UINT32_MAX ? UINT32_MAX : (uint32_t)sz;
+    if (!sz || kept == e->size) continue;
+    const RhStack *st = &rh.stk[e->stack];
+    rh_take(sz);
+    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)e->obj, sz);
+    e->size = kept;
   }
-  if (!heaptape_rt_due(RH_SLOT)) return;
+}
+
+/* CLOCK_MONOTONIC in ns. */
+static uint64_t rh_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Postponed job: the sizes brought up to date (outside any hook: Ruby code
+** may run between objects' reads, nothing else). */
+static void rh_sizes_job(void *unused)
+{
+  (void)unused;
+  rh.sizes_asked = 0;
+  if (!rh.active) return;
+  rh_sizes();
+  rh.sizes_last = rh_now();
+}
+
+/* At a GC start: ask for the sizes once HEAPTAPE_RUBY_SIZES seconds have
+** passed (a program whose objects change allocates, and so collects). */
+static void rh_sizes_due(void)
+{
+  if (!rh.sizes_ns || rh.sizes_asked || rh_now() - rh.sizes_last < rh.sizes_ns) return;
+  rh.sizes_asked = 1;
+  rb_postponed_job_register_one(0, rh_sizes_job, NULL);
+}
+
+/* -- The tracepoints --------------------------------------------------------- */
+
+/* Put obj on the tape (a slot, its Ruby stack) and in the table. */
+static void rh_put(VALUE obj)
+{
   VALUE frames[RH_MAXDEPTH];
   int lines[RH_MAXDEPTH];
   int n = rb_profile_frames(0, rh.maxdepth, frames, lines), m = 0;
@@ -291,8 +381,130 @@ static void rh_event(VALUE tpval, void *data)
   }
   if (!m) in[m++] = rh.internal_id;
   for (int i = 0; i < m; i++) out[i] = in[m - 1 - i];
+  if (rh_obj_del(obj)) heaptape_rt_free((void *)obj);   /* freed unseen (another Ractor's GC) */
   heaptape_rt_alloc(out, (size_t)m, (void *)obj, RH_SLOT);
-  rh_obj_put(obj, rh_stack(out, m));
+  rh_obj_put(obj, rh_stack(out, m), RH_SLOT);
+}
+
+/* Every object: NEWOBJ records the object with its stack; FREEOBJ its free;
+** GC_START empties the frame cache (iseqs may move or die). Allocates no
+** Ruby object. */
+static void rh_event(VALUE tpval, void *data)
+{
+  (void)data;
+  if (!rh.active) return;               /* the recorder's own calls check it runs */
+  rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+  rb_event_flag_t ev = rb_tracearg_event_flag(ta);
+  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; rh_sizes_due(); rh_ractors(); return; }
+  VALUE obj = rb_tracearg_object(ta);
+  if (ev == RUBY_INTERNAL_EVENT_FREEOBJ) {
+    if (RB_BUILTIN_TYPE(obj) == T_IMEMO) rh.gen++;   /* maybe an iseq: its keys go */
+    if (rh_obj_del(obj)) heaptape_rt_free((void *)obj);
+    return;
+  }
+  if (!heaptape_rt_due(RH_SLOT)) return;
+  rh_put(obj);
+}
+
+/*
+** Sampled, no hook runs on every object. The VM's NEWOBJ and FREEOBJ hooks
+** cost ~1.4x on an allocation-bound script however little they do, so:
+** - NEWOBJ (tp_new) is on only near the next sample point. Sample points are
+**   counted in the VM's own total_allocated_objects (every object is one
+**   40-byte slot at NEWOBJ: the recorder's gaps in bytes, in slots). The GC
+**   events (tp_gc: a sweep step, a GC start; a few thousand objects apart)
+**   read the counter and ask for tp_new (a postponed job: enabling a hook
+**   allocates) once the sample point is closer than every object the VM can
+**   hand out before the next such event (rh_horizon) plus RH_SLACK for the
+**   job's delay. Armed, NEWOBJ counts down to the point, records that
+**   object, draws the next point and stays on only if it is as close.
+**   (On trees.rb, NEWOBJ runs for ~1 object in 4 at 512 KiB.)
+** - FREEOBJ is replaced by the end of marking: a sampled object left unmarked
+**   then is freed by that GC's sweep.
+** Any internal GC event hook still puts every allocation on the VM's slow
+** path (gc.c newobj_of: the VM lock each time): that alone is +14% of the
+** instructions of trees.rb (callgrind), the floor of this design.
+*/
+
+/* rb_gc_stat of a key: reads counters, allocates nothing (keys made at start). */
+static size_t rh_stat(VALUE key) { return rb_gc_stat(key); }
+
+/* Objects the VM may hand out before its next GC event, and the slack for a
+** postponed job. Lazily sweeping, a sweep step stops past 2048 free slots
+** (gc.c, gc_sweep_step: one page more at most, and a page pooled for
+** incremental marking); otherwise its free slots and the pages it may add
+** without a GC (heap_increment). */
+static size_t rh_horizon(void)
+{
+  if (rh.sweeping) return 2048 + 2 * rh.page_objs + RH_SLACK;
+  return rh_stat(rh.k_free) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
+}
+
+/* The sample point after the object numbered `from` (rh.left carries the
+** bytes past the last point, as the recorder's own countdown would). */
+static void rh_draw(size_t from)
+{
+  while (rh.left <= 0) {
+    uint64_t g = heaptape_rt_gap();
+    rh.left += g ? (int64_t)g : INT64_MAX / 2;   /* not recording: never */
+  }
+  uint64_t k = ((uint64_t)rh.left + RH_SLOT - 1) / RH_SLOT;
+  rh.due = from + k;
+  rh.left -= (int64_t)(k * RH_SLOT);
+}
+
+/* Postponed job: tp_new on, counting down to the sample point (the next
+** object if the point has passed: the job came late). */
+static void rh_arm(void *unused)
+{
+  (void)unused;
+  rh.arm_asked = 0;
+  if (!rh.active || !rh.sampled || rh.armed) return;
+  size_t now = rh_stat(rh.k_alloc);
+  rh.skip = rh.due > now ? rh.due - now - 1 : 0;
+  rh.armed = 1;
+  rb_tracepoint_enable(rh.tp_new);
+}
+
+/* Sampled NEWOBJ: count down; at the sample point record the object. */
+static void rh_newobj(VALUE tpval, void *data)
+{
+  (void)data;
+  if (!rh.active || !rh.armed) return;
+  if (rh.skip) { rh.skip--; return; }
+  rh_take(RH_SLOT);
+  rh_put(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval)));
+  size_t now = rh_stat(rh.k_alloc);
+  rh_draw(now);
+  if (rh.due - now <= rh_horizon()) { rh.skip = rh.due - now - 1; return; }
+  rh.armed = 0;                          /* takes effect when this hook returns */
+  rb_tracepoint_disable(rh.tp_new);
+}
+
+/* Sampled GC events: deaths at the end of marking; the frame cache empties
+** at a start; every event asks for tp_new if the sample point is near. */
+static void rh_gc_event(VALUE tpval, void *data)
+{
+  (void)data;
+  if (!rh.active) return;
+  rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
+  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh_sizes_due(); rh_ractors(); }
+  if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_MARK) rh.gen++;
+  if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_SWEEP) rh.sweeping = 0;
+  if (ev == RUBY_INTERNAL_EVENT_GC_END_MARK) {
+    rh.sweeping = 1;
+    for (size_t i = 0; i < rh.ocap; i++) {
+      RhObj *e = &rh.obj[i];
+      if (e->obj > 1 && !rb_objspace_marked_object_p(e->obj)) {
+        heaptape_rt_free((void *)e->obj);
+        e->obj = 1;
+      }
+    }
+  }
+  if (rh.armed || rh.arm_asked) return;
+  if (rh.due > rh_stat(rh.k_alloc) + rh_horizon()) return;
+  rh.arm_asked = 1;
+  rb_postponed_job_register_one(0, rh_arm, NULL);
 }
 
 /* -- Sessions ---------------------------------------------------------------- */
@@ -365,38 +577,39 @@ static void rh_begin(const char *path, int frames, int attach)
   }
   int nfr = frames ? frames : heaptape_frames();
   rh.maxdepth = nfr >= 1 && nfr < RH_MAXDEPTH ? nfr : RH_MAXDEPTH;
-  const char *smp = getenv("HEAPTAPE_SAMPLE");  /* what the recorder samples by */
-  rh.sampled = smp && strtoull(smp, NULL, 10) > 0;
+  uint64_t t = heaptape_sample_bytes();
+  rh.sampled = t > 0;
+  /* HEAPTAPE_RUBY_SIZES, else record --pprof-every's period, else 1 s */
+  const char *se = getenv("HEAPTAPE_RUBY_SIZES");
+  if (!se || !*se) se = getenv("HEAPTAPE_RUBY_SNAP");
+  double sec = se && *se ? strtod(se, NULL) : 1.0;
+  rh.sizes_ns = sec > 0 && sec < 1e9 ? (uint64_t)(sec * 1e9) : 0;
+  rh.sizes_last = rh_now();
+  rh.sizes_asked = 0;
+  rh.ractors_said = 0;
   rh.active = 1;
-  rb_tracepoint_enable(rh.tp);
-}
-
-/* The sizes of the live recorded objects brought up to date before the tape
-** ends: a NEWOBJ event comes before the object holds anything, so it is
-** recorded as one slot; here each whose rb_obj_memsize_of (slot + what it
-** owns: string and array buffers, tables) differs gets a reallocation to
-** that size, in place, with its stack. */
-static void rh_sizes(void)
-{
-  /* sampled, a reallocation would be a new draw: the object could leave the
-  ** tape; the estimates then stay in slots */
-  if (!rh.ocap || rh.sampled || !heaptape_is_running()) return;
-  for (size_t i = 0; i < rh.ocap; i++) {
-    RhObj *e = &rh.obj[i];
-    if (e->obj <= 1) continue;
-    int t = RB_BUILTIN_TYPE(e->obj);
-    if (t == T_NONE || t == T_MOVED || t == T_ZOMBIE) continue;
-    size_t sz = rb_obj_memsize_of(e->obj);
-    if (sz == RH_SLOT || !sz) continue;
-    const RhStack *st = &rh.stk[e->stack];
-    heaptape_rt_realloc(rh.ids + st->off, st->n, (void *)e->obj, (void *)e->obj, sz);
-  }
+  rh_ractors();
+  if (!rh.sampled) { rb_tracepoint_enable(rh.tp); return; }
+  rh.keep = -expm1(-(double)RH_SLOT / (double)t);
+  rh.armed = rh.arm_asked = rh.sweeping = 0;
+  rh.left = 0;
+  rh_draw(rh_stat(rh.k_alloc));
+  rb_tracepoint_enable(rh.tp_gc);
+  rh_arm(NULL);                           /* it stays on only if the point is near */
+  if (rh.due - rh_stat(rh.k_alloc) > rh_horizon()) { rh.armed = 0; rb_tracepoint_disable(rh.tp_new); }
 }
 
 /* End the session; the stop rc. */
 static int rh_finish(void)
 {
-  rb_tracepoint_disable(rh.tp);
+  if (rh.sampled) {
+    rb_tracepoint_disable(rh.tp_gc);
+    if (rh.armed) rb_tracepoint_disable(rh.tp_new);
+    rh.armed = 0;
+  } else {
+    rb_tracepoint_disable(rh.tp);
+  }
+  rh_ractors();
   rh_sizes();
   rh.active = 0;
   int rc = HEAPTAPE_OK;
@@ -481,6 +694,20 @@ RH_API void Init_heaptape(void)
   rh.tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ | RUBY_INTERNAL_EVENT_FREEOBJ |
                             RUBY_INTERNAL_EVENT_GC_START, rh_event, NULL);
   rb_gc_register_address(&rh.tp);
+  rh.tp_new = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, rh_newobj, NULL);
+  rb_gc_register_address(&rh.tp_new);
+  rh.tp_gc = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
+                               RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
+                               RUBY_INTERNAL_EVENT_GC_EXIT,
+                               rh_gc_event, NULL);
+  rb_gc_register_address(&rh.tp_gc);
+  rh.k_alloc = ID2SYM(rb_intern("total_allocated_objects"));
+  rh.k_free = ID2SYM(rb_intern("heap_free_slots"));
+  rh.k_pages = ID2SYM(rb_intern("heap_allocatable_pages"));
+  rb_gc_stat(rh.k_alloc);                 /* the VM makes its stat keys now, not in a hook */
+  VALUE consts = rb_const_get(rb_const_get(rb_cObject, rb_intern("GC")), rb_intern("INTERNAL_CONSTANTS"));
+  VALUE po = rb_hash_aref(consts, ID2SYM(rb_intern("HEAP_PAGE_OBJ_LIMIT")));
+  rh.page_objs = NIL_P(po) ? 1024 : NUM2SIZET(po);
   /* dcompact is called only for a data object with a data pointer */
   rh.holder = TypedData_Wrap_Struct(rb_cObject, &rh_holder_type, &rh);
   rb_gc_register_mark_object(rh.holder);

@@ -52,6 +52,9 @@ HT_API int heaptape_is_running(void) { return atomic_load(&ht_g.running); }
 /* Frames per stack of the running recording, 0 when not recording. */
 HT_API int heaptape_frames(void) { return atomic_load(&ht_g.running) ? ht_g.frames : 0; }
 
+/* The recording's sampling interval in bytes (0: every allocation). */
+HT_API uint64_t heaptape_sample_bytes(void) { return atomic_load(&ht_g.running) ? ht_g.sample : 0; }
+
 /* A labelled mark. */
 HT_API int heaptape_mark(const char *label)
 {
@@ -152,4 +155,16 @@ HT_API int heaptape_rt_realloc_frames(const uint64_t *frames, size_t depth,
 HT_API int heaptape_rt_due(size_t size)
 {
   return ht_record_event_due(size);
+}
+
+/* A sampler gap for a runtime that finds its own sample points. */
+HT_API uint64_t heaptape_rt_gap(void)
+{
+  return ht_record_event_gap();
+}
+
+/* The next runtime allocation of the calling thread is a sample point. */
+HT_API int heaptape_rt_take(uint64_t weight)
+{
+  return ht_record_event_take(weight);
 }

@@ -526,10 +526,12 @@ HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
 }
 
 /* Sampling decision for a new block of n bytes at p; 1 = record it.
-** pre 2: ht_record_due already subtracted n and found a sample point. */
+** pre 2: ht_record_due already subtracted n and found a sample point;
+** pre 3: the runtime found the sample point itself (heaptape_rt_take). */
 HT_INLINE int rec_sample(ThreadRec *t, const void *p, uint64_t n, int pre)
 {
   if (HT_LIKELY(!ht_g.sample)) return 1;
+  if (pre == 3) return ht_sampler_add((uintptr_t)p) == 0;
   if (pre != 2) t->sample_left -= (int64_t)n;
   if (HT_LIKELY(t->sample_left > 0)) return 0;
   while (t->sample_left <= 0) t->sample_left += ht_sampler_gap(&t->rng, ht_g.sample);
@@ -542,6 +544,8 @@ HT_INLINE void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t alig
 {
   ThreadRec *t = rec_get();
   if (HT_UNLIKELY(!t) || !rec_sample(t, p, n, pre)) return;
+  uint64_t weight = 0;                /* implied by the size, but after rt_take */
+  if (pre == 3 && ht_g.sample) { weight = t->rt_weight; t->rt_weight = 0; }
   uint64_t v[HT_MAXFRAMES];
   const uint64_t *fr = v;             /* a runtime's frames are used in place */
   uint32_t nf;
@@ -555,7 +559,7 @@ HT_INLINE void rec_alloc(const void *p, uint64_t n, unsigned kind, uint64_t alig
   if (!rec_enter(t)) return;
   rec_prepare(t, nf);
   uint32_t leaf = rec_stack(t, fr, nf);
-  ht_stream_alloc(&t->st, seq, kind, n, (uintptr_t)p, leaf, align, 0);
+  ht_stream_alloc(&t->st, seq, kind, n, (uintptr_t)p, leaf, align, weight);
   rec_leave(t);
 }
 
@@ -672,7 +676,7 @@ int ht_record_event_alloc(const void *p, size_t n, unsigned kind,
   ht_guard++;
   ThreadRec *t = tls_rec;
   int pre = 0;
-  if (t && t->rt_due) { t->rt_due = 0; pre = 2; }   /* drawn by ht_record_event_due */
+  if (t && t->rt_due) { pre = t->rt_due == 2 ? 3 : 2; t->rt_due = 0; }  /* ht_record_event_due / _take */
   rec_alloc(p, n, kind, 0, rt_vals ? rt_vals : NULL, rt_vals ? (uint32_t)depth : 0, pre);
   ht_guard--;
   return 0;
@@ -695,6 +699,32 @@ int ht_record_event_due(size_t n)
   }
   ht_guard--;
   return due;
+}
+
+/* One exponential gap in bytes (the recording's mean) from the calling
+** thread's generator, for a runtime that finds its own sample points; 0
+** when not recording or not sampling. */
+uint64_t ht_record_event_gap(void)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard || !ht_g.sample) return 0;
+  ht_guard++;
+  ThreadRec *t = rec_get();
+  uint64_t g = t ? (uint64_t)ht_sampler_gap(&t->rng, ht_g.sample) : 0;
+  ht_guard--;
+  return g;
+}
+
+/* The calling thread's next runtime allocation is a sample point found by
+** the runtime (no draw), standing for weight bytes (0: implied by its
+** size); 1 when recording. */
+int ht_record_event_take(uint64_t weight)
+{
+  if (!atomic_load(&ht_g.running) || ht_guard) return 0;
+  ht_guard++;
+  ThreadRec *t = rec_get();
+  if (t) { t->rt_due = 2; t->rt_weight = weight; }
+  ht_guard--;
+  return t != NULL;
 }
 
 /* The calling thread's native stack for a runtime that mixes it with its own. */

@@ -44,8 +44,10 @@ typedef struct ThreadRec {
   uint64_t prev_val[HT_MAXFRAMES]; /* previous stack, outermost first */
   uint32_t prev_id[HT_MAXFRAMES];  /* its node ids */
   int64_t sample_left;   /* bytes until the next sample point */
-  int rt_due;            /* heaptape_rt_due found a sample point: the next
-                            runtime allocation is recorded without a new draw */
+  int rt_due;            /* the next runtime allocation is recorded without a
+                            new draw: 1 heaptape_rt_due found a sample point,
+                            2 the runtime's own (heaptape_rt_take) */
+  uint64_t rt_weight;    /* heaptape_rt_take's weight for that allocation */
   uint64_t rng;          /* PRNG state */
   uintptr_t stk_lo, stk_hi; /* stack bounds for frame-pointer checks */
   HtUnwCache unw;        /* previous libunwind walk (stack-prefix cache) */
@@ -97,6 +99,10 @@ int ht_record_event_free(const void *p, unsigned kind) HT_HIDDEN;
 int ht_record_native_stack(uintptr_t *ips, int max) HT_HIDDEN;
 /* Whether a runtime allocation of n bytes is recorded (heaptape_rt_due). */
 int ht_record_event_due(size_t n) HT_HIDDEN;
+/* A gap of the recording's sampler / the next runtime allocation taken as a
+** sample point (heaptape_rt_gap, heaptape_rt_take). */
+uint64_t ht_record_event_gap(void) HT_HIDDEN;
+int ht_record_event_take(uint64_t weight) HT_HIDDEN;
 int ht_record_event_string(unsigned type, const char *s) HT_HIDDEN;
 
 /* -- For the flusher and the session's owner (tape.c, lifecycle.c) ----------- */

@@ -2,7 +2,9 @@
 # heaptape -- the Ruby extension on a real workload (JSON, ERB, CSV, threads:
 # tests/ruby/workload.rb): the output is the same under record --ruby and
 # --ruby=native as without heaptape, and every analysis reads its tape;
-# record --ruby --sample --pprof-every writes snapshots while it runs.
+# record --ruby --sample --pprof-every writes snapshots while it runs; object
+# sizes are brought up to date while recording (HEAPTAPE_RUBY_SIZES), full and
+# sampled.
 . "$(dirname "$0")/viz_common.inc"
 command -v ruby >/dev/null 2>&1 || { echo "skip: no ruby"; echo "0 passed, 0 failed"; exit 0; }
 W="$HT_ROOT/tests/ruby/workload.rb"
@@ -45,4 +47,34 @@ if command -v go >/dev/null 2>&1; then
   HOME=$TMP go tool pprof -raw "$TMP/lg.tape.0002.pb.gz" 2>/dev/null | grep -q "^Samples:"
   ok "go tool pprof reads a snapshot" test $? = 0
 fi
+# sizes kept current while recording: strings grown in place show their 4 MB
+# between two GCs as ObjectSpace.memsize_of has them (full: one string,
+# within 1%: the array beside it; sampled at 4 KiB: 4000 of 1000 bytes, within 30%), their slots at
+# the end; HEAPTAPE_RUBY_SIZES=0
+# measures at stop only
+Z="$HT_ROOT/tests/ruby/sizes.rb"
+sz_at() {  # NAME: the strings' site at the time sizes.rb wrote, and at the end
+  "$HEAPTAPE" report --json --at "$(cut -d' ' -f1 "$TMP/$1.at")" "$TMP/$1.tape" > "$TMP/$1.json" 2>/dev/null
+  python3 - "$TMP/$1.json" "$Z" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+line = [i + 1 for i, l in enumerate(open(sys.argv[2])) if l.rstrip().endswith("# BIG")][0]
+s = [x for x in d["at"] if x["location"].endswith("sizes.rb:%d" % line)]
+print("at", sum(x["at"] for x in s), "leaked", sum(x["leaked"] for x in s),
+      "true", open(sys.argv[1][:-4] + "at").read().split()[1])
+PYEOF
+}
+for run in "0 1 0.01" "4K 4000 0.3"; do
+  set -- $run
+  (cd "$TMP" && HEAPTAPE_SEED=3 HEAPTAPE_SAMPLE=$1 HEAPTAPE_RUBY_SIZES=0.2 RUBYLIB="$HT_BUILD/ruby" \
+     ruby "$Z" sz$1.tape sz$1.at $2) > /dev/null 2>&1
+  ok "sizes ($1): the run completes" test -s "$TMP/sz$1.at"
+  r=$(sz_at sz$1)
+  ok "sizes ($1): 4 MB at the strings' line mid-run, their slots at the end ($r)" \
+    sh -c "echo '$r' | awk -v e=$3 '{ d = \$2 - \$6; exit !(d <= e * \$6 && -d <= e * \$6 && \$4 < 400000) }'"
+done
+(cd "$TMP" && HEAPTAPE_RUBY_SIZES=0 RUBYLIB="$HT_BUILD/ruby" ruby "$Z" szoff.tape szoff.at) > /dev/null 2>&1
+r=$(sz_at szoff)
+ok "sizes: HEAPTAPE_RUBY_SIZES=0 measures at stop only ($r)" sh -c "echo '$r' | awk '{ exit !(\$2 < 1000) }'"
+
 finish
