@@ -19,8 +19,9 @@
 /* Exported by libruby for objspace, not declared by its public headers. */
 size_t rb_obj_memsize_of(VALUE obj);
 int rb_objspace_marked_object_p(VALUE obj);
-/* libruby's: NULL once a second Ractor has been made (vm_core.h). */
-extern void *ruby_single_main_ractor;
+/* libruby's: NULL once a second Ractor has been made (vm_core.h); weak, so
+** that a libruby without it still loads the extension. */
+extern void *ruby_single_main_ractor __attribute__((weak));
 
 #define RH_API __attribute__((visibility("default")))
 #define RH_MAXDEPTH 128           /* Ruby frames read per event at most */
@@ -73,7 +74,7 @@ static struct {
   double keep;             /* sampled: 1 - exp(-slot / T), a slot's draw probability */
   int armed;               /* tp_new is enabled */
   int arm_asked;           /* a postponed arming is pending */
-  int sweeping;            /* between GC_END_MARK and GC_END_SWEEP */
+  int sweeping;            /* between GC_END_MARK and GC_END_SWEEP; -1 unknown */
   int64_t left;            /* bytes past `due` to the sample point after it */
   size_t due;              /* total_allocated_objects of the next sampled object */
   size_t skip;             /* armed: NEWOBJ events to let pass before it */
@@ -304,7 +305,7 @@ static const rb_data_type_t rh_holder_type = {
 ** we see and at stop). */
 static void rh_ractors(void)
 {
-  if (rh.ractors_said || ruby_single_main_ractor) return;
+  if (rh.ractors_said || !&ruby_single_main_ractor || ruby_single_main_ractor) return;
   rh.ractors_said = 1;
   static const char msg[] = "heaptape: a Ractor other than the main one runs: its objects are "
     "not recorded, and main-Ractor objects freed by its GCs may stay live on the tape "
@@ -432,12 +433,13 @@ static size_t rh_stat(VALUE key) { return rb_gc_stat(key); }
 /* Objects the VM may hand out before its next GC event, and the slack for a
 ** postponed job. Lazily sweeping, a sweep step stops past 2048 free slots
 ** (gc.c, gc_sweep_step: one page more at most, and a page pooled for
-** incremental marking); otherwise its free slots and the pages it may add
-** without a GC (heap_increment). */
+** incremental marking); otherwise its free slots; and the pages it may add
+** without a GC (heap_increment). Before the first GC event, the larger. */
 static size_t rh_horizon(void)
 {
-  if (rh.sweeping) return 2048 + 2 * rh.page_objs + RH_SLACK;
-  return rh_stat(rh.k_free) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
+  size_t step = rh.sweeping ? 2048 + 2 * rh.page_objs : 0;
+  size_t free = rh.sweeping != 1 ? rh_stat(rh.k_free) : 0;
+  return (step > free ? step : free) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
 }
 
 /* The sample point after the object numbered `from` (rh.left carries the
@@ -591,7 +593,8 @@ static void rh_begin(const char *path, int frames, int attach)
   rh_ractors();
   if (!rh.sampled) { rb_tracepoint_enable(rh.tp); return; }
   rh.keep = -expm1(-(double)RH_SLOT / (double)t);
-  rh.armed = rh.arm_asked = rh.sweeping = 0;
+  rh.armed = rh.arm_asked = 0;
+  rh.sweeping = -1;
   rh.left = 0;
   rh_draw(rh_stat(rh.k_alloc));
   rb_tracepoint_enable(rh.tp_gc);
