@@ -53,7 +53,7 @@ typedef struct HtAccessIter HtAccessIter;
 
 /* Iterate r's accesses in order (before, then as made); *it NULL on failure
 ** (out of memory). r must outlive the iterator. */
-int ht_access_open(HtAccessIter **it, const HtReader *r) HT_HIDDEN;
+int ht_access_open(HtAccessIter **it, HtReader *r) HT_HIDDEN;
 /* Next access: 1 delivered, 0 at the end. A damaged packet ends its own
 ** accesses (counted by ht_access_damaged), never fails. */
 int ht_access_next(HtAccessIter *it, HtAccess *a) HT_HIDDEN;

@@ -106,6 +106,8 @@
 #define HT_VERSION      1    /* journals: what the recorder writes */
 #define HT_VERSION_SEALED 3  /* sealed tapes: what the sealer writes */
 #define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
+#define HT_VERSION_ACCESS 4  /* a journal or sealed tape (HT_F_SEALED says which)
+                             ** that carries ACCESS packets */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -128,6 +130,8 @@ enum {
   HT_H_T0 = 11,       /* uleb: packet clock (ns) at the start: time zero */
   HT_H_LATE = 12,     /* uleb: recording began this many ns after the process
                       ** started (`heaptape attach`); absent: from the start */
+  HT_H_ACCESS = 13,   /* uleb: accesses recorded (ACCESS packets), 1 in this
+                      ** many (1 = all); absent: none recorded */
 };
 #define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
 #define HT_F_SEALED     0x0002 /* header flag: a sealed tape (version 2) */
@@ -140,7 +144,7 @@ enum { HT_UNWIND_NONE = 0, HT_UNWIND_LIBUNWIND = 1, HT_UNWIND_FP = 2,
 /* Packet kinds. Unknown kinds are skipped whole. */
 enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3,
        HT_P_META = 4, HT_P_STACKS = 5, HT_P_SEVENTS = 6, HT_P_INDEX = 7,
-       HT_P_AGG = 8, HT_P_MODULES = 9 };
+       HT_P_AGG = 8, HT_P_MODULES = 9, HT_P_ACCESS = 10 };
 #define HT_PF_ZSTD  0x01  /* body is one zstd frame of rawlen bytes */
 #define HT_PF_KNOWN 0x01
 
@@ -163,6 +167,26 @@ enum {
   (1u << HT_R_ALLOC_BACK) | (1u << HT_R_FREE_BACK) | \
   (1u << HT_R_THREAD) | (1u << HT_R_MARK) | (1u << HT_R_MODULE) | \
   (1u << HT_R_RSS) | (1u << HT_R_LOST))
+
+/* ACCESS packets (version 4): one stream of runs in global order, tid 0 in
+** the packet header, seq0/seq1 the `before` of the first/last run, ts0 the
+** time of the first, nev the accesses.
+**   run := tid:zz blk:zz before:uleb dt:uleb acc+ 0
+**     tid - prev (prev 0), block's ALLOC seq - prev (prev 0), before - prev
+**     (prev seq0), ts - prev (prev ts0): deltas over the packet's runs
+**   acc := op:u8 size:uleb? step:zz? rep:uleb?
+**   op  := [R OO SSS KK]: KK kind (HT_AK_*, 0 ends the run); SSS size
+**     2^SSS, 7: size follows; OO the step d (offset - previous offset; the
+**     previous offset and size are 0 at the run's start): 0 d = previous
+**     size, 1 d = 0, 2 d follows (zz); R: rep follows, the access repeats
+**     rep + 1 more times, each d further on. */
+enum { HT_AK_LOAD = 1, HT_AK_STORE = 2, HT_AK_MODIFY = 3 };
+#define HT_AOP_KIND(op)   ((op) & 3)
+#define HT_AOP_SIZE(op)   (((op) >> 2) & 7)
+#define HT_AOP_STEP(op)   (((op) >> 5) & 3)
+#define HT_AOP_REP        0x80
+#define HT_AOP_SIZE_X     7        /* SSS: explicit size */
+enum { HT_ASTEP_SEQ = 0, HT_ASTEP_SAME = 1, HT_ASTEP_X = 2 };
 
 /* Allocation and free kinds: low 4 bits the call family, bit 4 the domain. */
 enum {

@@ -125,6 +125,9 @@ struct HtReader {
   size_t hdr_len;            /* bytes of the header, checksum included */
   uint64_t *dict_off;        /* DICT packets: offset, total bytes (pairs) */
   size_t ndict, capdict;     /* pairs, allocated (in uint64_t) */
+  uint64_t *acc_off;         /* ACCESS packets of the process: offsets */
+  size_t nacc, capacc;       /* packets, allocated */
+  uint64_t acc_events;       /* accesses they announce */
   int sealed;                /* version 2: SEVENTS blocks in r->pk */
   int have_meta;             /* a sealed tape's META was read */
   HtReadStats meta;          /* the journal's reading, from META */
@@ -203,9 +206,9 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     return HEAPTAPE_E_TRUNCATED;
   }
   uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
-  if (ver > HT_VERSION_SEALED || ver == 0) {
+  if (ver > HT_VERSION_ACCESS || ver == 0) {
     snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads "
-             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_SEALED);
+             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_ACCESS);
     return HEAPTAPE_E_VERSION;
   }
   uint32_t len = ht_ru32(d + 12);
@@ -222,7 +225,8 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  if ((ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
+  /* Versions 2 and 3 are sealed, 1 is not; 4 may be either. */
+  if (ver != HT_VERSION_ACCESS && (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
              (flags & HT_F_SEALED) ? "is" : "is not");
     return HEAPTAPE_E_CORRUPT;
@@ -230,7 +234,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
   HtHeader *h = &r->hdr;
   h->version = ver;
   h->flags = flags;
-  r->sealed = ver >= HT_VERSION_SEALED_MIN;
+  r->sealed = !!(flags & HT_F_SEALED);
   r->hdr_len = hend + 4;
   const uint8_t *p = d + HT_HEADER_FIXED, *end = d + hend;
   while (p < end) {
@@ -257,6 +261,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     case HT_H_FRONTEND: free(r->hdr_fe); r->hdr_fe = hdr_str(p, n); break;
     case HT_H_T0: if (!ht_ruleb128(&q, qe, &v)) h->clock_start = v; break;
     case HT_H_LATE: if (!ht_ruleb128(&q, qe, &v)) h->late_ns = v; break;
+    case HT_H_ACCESS: if (!ht_ruleb128(&q, qe, &v)) h->access_sample = v ? v : 1; break;
     default: break; /* unknown fields are skipped */
     }
     p += n;
@@ -599,6 +604,16 @@ static int reader_scan(HtReader *r, uint64_t off)
         return HEAPTAPE_E_NOMEM;
       r->dict_off[r->ndict++] = off;
       r->dict_off[r->ndict++] = n;
+    }
+    if (kind == HT_P_ACCESS) {  /* decoded by src/analyze/access.c on demand */
+      if (!r->hdr.pid || pr.pid == r->hdr.pid) {
+        if (ht_grow(&r->acc_off, &r->capacc, r->nacc + 1, sizeof(uint64_t)))
+          return HEAPTAPE_E_NOMEM;
+        r->acc_off[r->nacc++] = off;
+        r->acc_events += pr.nev;
+      }
+      off += n;
+      continue;
     }
     if (r->sealed && kind == HT_P_AGG) {  /* pieces in order: seq0 = offset */
       uint8_t *own, *grown;
@@ -1520,6 +1535,7 @@ void ht_reader_close(HtReader *r)
   free(r->pk);
   seal_cur_free(r);
   free(r->dict_off);
+  free(r->acc_off);
   free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);
   ZSTD_freeDCtx(r->zd);
   if (r->mapped) munmap((void *)r->data, r->maplen ? r->maplen : r->size);
@@ -1544,6 +1560,30 @@ const uint8_t *ht_reader_dict_packet(const HtReader *r, size_t i, size_t *len)
   if (2 * i >= r->ndict) return NULL;
   *len = (size_t)r->dict_off[2 * i + 1];
   return r->data + r->dict_off[2 * i];
+}
+
+/* ACCESS packets: how many, and the accesses they announce. */
+size_t ht_reader_access_count(const HtReader *r, uint64_t *accesses)
+{
+  if (accesses) *accesses = r->acc_events;
+  return r->nacc;
+}
+
+/* Body of ACCESS packet i (decompressed into *own when needed), its header
+** fields in *pk; NULL past the end or when the body is damaged. */
+const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
+                                       uint8_t **own)
+{
+  *own = NULL;
+  if (i >= r->nacc) return NULL;
+  const uint8_t *h = r->data + r->acc_off[i];
+  *pk = (HtPacketInfo){
+    .off = r->acc_off[i], .rawlen = ht_ru32(h + 12), .tid = ht_ru32(h + 20),
+    .seq0 = ht_ru64(h + 24), .seq1 = ht_ru64(h + 32),
+    .ts0 = ht_ru64(h + 40) > r->ts_base ? ht_ru64(h + 40) - r->ts_base : 0,
+    .nev = ht_ru32(h + 48),
+  };
+  return packet_body(r, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);
 }
 
 /* -- Queries -------------------------------------------------------------- */

@@ -69,6 +69,8 @@ typedef struct HtHeader {
   uint64_t clock_start;      /* packet clock at the start (ns), 0 if unknown */
   uint64_t late_ns;          /* recording began this long after the process
                                 started (attached), 0 = from its start */
+  uint64_t access_sample;    /* accesses recorded 1 in this many (1 = all),
+                                0 = none (no HT_H_ACCESS) */
 } HtHeader;
 
 /* Damage and totals, known after the scan (ht_reader_open) and final once
@@ -142,6 +144,26 @@ const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen) HT_HIDDEN;
 /* Whole DICT packet i (header and body, as on the tape), NULL past the end. */
 const uint8_t *ht_reader_dict_packet(const HtReader *r, size_t i, size_t *len) HT_HIDDEN;
 const HtReadStats *ht_reader_stats(const HtReader *r) HT_HIDDEN;
+
+/* -- ACCESS packets (decoded by src/analyze/access.c) --------------------- */
+
+/* A packet header's fields; ts0 is in ns since the tape's start. */
+typedef struct HtPacketInfo {
+  uint64_t off;              /* offset of the packet in the tape */
+  uint32_t rawlen;           /* bytes of its body */
+  uint32_t tid;              /* thread */
+  uint64_t seq0, seq1;       /* sequence range */
+  uint64_t ts0;              /* time of its first record */
+  uint32_t nev;              /* records it announces */
+} HtPacketInfo;
+
+/* ACCESS packets of the tape's process, in file order (*accesses: the
+** accesses they announce, if not NULL). */
+size_t ht_reader_access_count(const HtReader *r, uint64_t *accesses) HT_HIDDEN;
+/* Body of ACCESS packet i, decompressed into *own (free it) when needed,
+** its header in *pk; NULL past the end or when the body is damaged. */
+const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
+                                       uint8_t **own) HT_HIDDEN;
 
 /* -- Stacks: global ids, the same for equal stacks of any thread --------- */
 
