@@ -88,6 +88,43 @@ $(B)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -o $@ $<
 
+# -- The Valgrind tool of `record --access` (src/vgtool/) ----------------------
+# Built out of tree against Debian's valgrind package (pkg-config valgrind:
+# headers, libcoregrind/libvex, the tool load address) into $(B)/valgrind/:
+# the tool, its replacemalloc preload, and links to the core's own files, so
+# VALGRIND_LIB=$(B)/valgrind valgrind --tool=heaptape runs it. Skipped with a
+# message when pkg-config does not know valgrind.
+VG_PC := $(shell pkg-config --exists valgrind 2>/dev/null && echo yes)
+ifeq ($(VG_PC),yes)
+VG_PLAT  = amd64-linux
+VG_CORE  = /usr/libexec/valgrind
+VG_LIBDIR := $(shell pkg-config --variable=libdir valgrind)/valgrind
+VG_LOAD  := $(shell pkg-config --variable=valt_load_address valgrind)
+VG_CFLAGS = -std=gnu11 -m64 -O2 -g -Wall -fno-strict-aliasing -fno-builtin -fno-stack-protector \
+            -fno-pie -fno-pic $(shell pkg-config --cflags valgrind) -DVGA_amd64=1 -DVGO_linux=1 \
+            -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1
+VG_TOOL  = $(B)/valgrind/heaptape-$(VG_PLAT)
+VG_PRELOAD = $(B)/valgrind/vgpreload_heaptape-$(VG_PLAT).so
+all: $(VG_TOOL) $(VG_PRELOAD)
+$(VG_TOOL): src/vgtool/ht_vg_main.c src/format/stream.c src/format/stream.h \
+            src/format/accessw.h src/format/format.h src/base/varint.h
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_CFLAGS) -o $@ src/vgtool/ht_vg_main.c src/format/stream.c -static \
+	  -nodefaultlibs -nostartfiles -u _start -no-pie -Wl,--build-id=none \
+	  -Wl,-Ttext-segment=$(VG_LOAD) $(shell pkg-config --libs valgrind)
+	@for f in $(VG_CORE)/*; do case $$f in *heaptape*) ;; \
+	  *) ln -sfn $$f $(B)/valgrind/ ;; esac; done
+$(VG_PRELOAD): $(VG_LIBDIR)/libreplacemalloc_toolpreload-$(VG_PLAT).a
+	@mkdir -p $(dir $@)
+	$(CC) -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -o $@ \
+	  -Wl,--whole-archive $< -Wl,--no-whole-archive
+else
+all: vg-skip
+vg-skip:
+	@echo "heaptape: pkg-config does not know valgrind: record --access is not built (sh scripts/install-deps.sh)"
+.PHONY: vg-skip
+endif
+
 # -- Lua modules (lua/, owner: Lua frontend) --------------------------------
 # `require "heaptape"` for Lua 5.4 and LuaJIT 2.1: $(B)/lua/5.4/heaptape.so and
 # $(B)/lua/jit/heaptape.so. They link libheaptape.so through an $ORIGIN rpath

@@ -25,6 +25,7 @@
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_python.h" /* --python (cli/record_python.c) */
 #include "record_ruby.h"   /* --ruby (cli/record_ruby.c) */
+#include "record_access.h" /* --access (cli/record_access.c) */
 #include "record_live.h"
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
 
@@ -37,7 +38,11 @@ typedef struct RecOpts {
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
   int python;                /* --python: 1 Python stacks, 2 with native frames */
   int ruby;                  /* --ruby: 1 Ruby objects, 2 and the malloc heap */
+  uint64_t access;           /* --access: 1 in this many accesses kept, 0 = off */
 } RecOpts;
+
+/* --access: static programs are refused for valgrind's sake (message). */
+static int rec_access;
 
 /* Child being recorded; read by the signal forwarder. */
 static volatile sig_atomic_t rec_child;
@@ -52,6 +57,10 @@ static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
   { "seal", NULL, "seal the finalised tape (as heaptape seal FILE does): "
     "report, stats, flamegraph and pprof then read no events (not with "
     "--no-symbols)" },
+  { "access", NULL, "run PROG under heaptape's Valgrind tool and record every load, "
+    "store and modify of a live heap block too (heaptape ops --access; much "
+    "slower: valgrind)" },
+  { "access-sample", "N", "with --access: keep a fair 1-in-N sample of the accesses" },
   { "pprof-every", "SEC", "while PROG runs, write a pprof snapshot every SEC "
     "seconds: FILE.0001.pb.gz, ... (use with --sample)" },
   { "live", NULL, "show the heap live in the terminal while PROG runs (docs/LIVE.md); "
@@ -273,8 +282,9 @@ static int record_check_elf(int fd, const char *path, char *why, size_t whylen)
     if (type == PT_DYNAMIC) dynamic = 1;
   }
   if (!interp || !dynamic) {
-    snprintf(why, whylen, "%s: is statically linked; LD_PRELOAD cannot reach it, "
-             "so heaptape cannot record it", path);
+    snprintf(why, whylen, "%s: is statically linked; %s cannot reach it, "
+             "so heaptape cannot record it", path,
+             rec_access ? "valgrind's malloc replacement" : "LD_PRELOAD");
     return -1;
   }
   return 0;
@@ -679,8 +689,9 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 int cmd_record(int argc, char **argv)
 {
   enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_SEAL,
+         O_ACCESS, O_ACCESS_SAMPLE,
          O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 8];
+  HtOpt opts[HT_OPTION__COUNT + 10];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -696,11 +707,14 @@ int cmd_record(int argc, char **argv)
   opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
   opts[nl++] = (HtOpt){ "--ruby", 0, 2, O_RUBY };
   opts[nl++] = (HtOpt){ "--live", 0, 0, O_LIVE };
+  opts[nl++] = (HtOpt){ "--access", 0, 0, O_ACCESS };
+  opts[nl++] = (HtOpt){ "--access-sample", 0, 1, O_ACCESS_SAMPLE };
   opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
   uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
   int live = 0;                       /* --live */
+  uint64_t access_sample = 0;         /* --access-sample N */
   HtArgs a;                           /* usage: the short one, after the message */
   ht_args_init(&a, argc, argv, "record", NULL, opts);
   int k, first = 0;                   /* first: index of PROG */
@@ -715,6 +729,19 @@ int cmd_record(int argc, char **argv)
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_RUBY: o.ruby = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_LIVE: live = 1; break;
+    case O_ACCESS: if (!o.access) o.access = 1; break;
+    case O_ACCESS_SAMPLE: {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(a.val, &end, 10);
+      if (errno || !*a.val || *end || *a.val == '-' || v < 1 || v > 1000000000) {
+        ht_args_bad(&a, "%s takes a whole number from 1 to 1000000000, not '%s'", a.opt, a.val);
+        record_short_usage();
+        return HT_EXIT_USAGE;
+      }
+      access_sample = v;
+      break;
+    }
     case O_PPROF_EVERY:
       if (ht_parse_seconds(a.val, &pprof_every_ns) || pprof_every_ns < 10000000 ||
           pprof_every_ns > 1000000000000000ull) {
@@ -733,6 +760,19 @@ int cmd_record(int argc, char **argv)
     }
   }
   o.output = o.val[HT_OPTION_OUTPUT];
+  if (access_sample && !o.access) {
+    ht_args_bad(&a, "--access-sample needs --access");
+    record_short_usage();
+    return HT_EXIT_USAGE;
+  }
+  if (o.access && access_sample) o.access = access_sample;
+  if (o.access && (live || pprof_every_ns || o.lua || o.python || o.ruby)) {
+    ht_args_bad(&a, "--access runs the program under valgrind: not with --live, "
+                "--pprof-every, --lua, --python or --ruby");
+    record_short_usage();
+    return HT_EXIT_USAGE;
+  }
+  rec_access = o.access != 0;
   if (live && pprof_every_ns) {  /* both follow the tape from this process */
     ht_args_bad(&a, "--live and --pprof-every: one at a time");
     record_short_usage();
@@ -755,6 +795,11 @@ int cmd_record(int argc, char **argv)
     return HT_EXIT_FAIL;
   }
   if (record_check_output(&o, prog)) {
+    free(path);
+    return HT_EXIT_FAIL;
+  }
+  char vg[PATH_MAX], vgdir[PATH_MAX];
+  if (o.access && ht_record_access_check(vg, sizeof(vg), vgdir, sizeof(vgdir))) {
     free(path);
     return HT_EXIT_FAIL;
   }
@@ -801,7 +846,11 @@ int cmd_record(int argc, char **argv)
       if (write(pfd[1], &e, sizeof(e)) < 0) _exit(127);
       _exit(127);
     }
-    if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
+    if (o.access && abs) {  /* the tool writes the tape: no recorder preloaded */
+      char *name = record_tape_name(&o, prog, getpid()), *full = name ? record_abspath(name) : NULL;
+      if (full) ht_record_access_exec(vg, vgdir, full, o.access, pargv);
+      e = errno;
+    } else if (abs && !record_setenv(&o, lib, abs) && (!o.lua || !ht_record_lua_env(abs, o.lua == 2)) &&
         (!o.python || !ht_record_python_env(abs, o.python == 2)) &&
         (!o.ruby || !ht_record_ruby_env(abs, o.ruby == 2, pprof_every_ns))) {
       execv(path, pargv);

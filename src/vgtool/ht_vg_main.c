@@ -1,0 +1,724 @@
+/* heaptape -- the Valgrind tool of `heaptape record --access`: replaces the
+** allocator (replacemalloc), takes stacks from Valgrind's unwinder, and
+** writes a tape (format version 4) whose ACCESS packets hold every load,
+** store and modify that touches a live heap block.
+**
+** A Valgrind tool cannot use libc. It compiles src/format/stream.c and
+** src/format/accessw.h as they are (they call no libc but memcpy/memset,
+** which the Valgrind core provides) and writes the header, packet frames and
+** trailer itself (tape.c's job in libheaptape.so, which needs libc). */
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_replacemalloc.h"
+#include "pub_tool_options.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_stacktrace.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_wordfm.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_xarray.h"
+
+#include "../format/stream.h"
+#include "../format/accessw.h"
+
+/* stream.c's one libc call beyond memcpy/memset (MODULE paths). */
+size_t strlen(const char *s);
+size_t strlen(const char *s) { return VG_(strlen)(s); }
+
+#define HV_FRAMES 64             /* frames per stack */
+#define HV_BODY (64u << 10)      /* packet body bytes */
+#define HV_CLOCK_EVERY 4096      /* accesses between clock reads */
+
+/* -- Options -------------------------------------------------------------- */
+
+static const HChar *clo_tape = NULL;  /* --tape=FILE */
+static Long clo_sample = 1;           /* --access-sample=N */
+static Long clo_pid = 0;              /* --tape-pid=PID: only this process writes
+                                      ** (--trace-children=yes follows its execs;
+                                      ** other processes run unrecorded) */
+
+static Bool hv_process_cmd_line_option(const HChar *arg)
+{
+  if VG_STR_CLO(arg, "--tape", clo_tape) {}
+  else if VG_BINT_CLO(arg, "--access-sample", clo_sample, 1, 1000000000) {}
+  else if VG_BINT_CLO(arg, "--tape-pid", clo_pid, 0, 0x7fffffff) {}
+  else return VG_(replacement_malloc_process_cmd_line_option)(arg);
+  return True;
+}
+
+static void hv_print_usage(void)
+{
+  VG_(printf)("    --tape=FILE               write the tape to FILE\n"
+              "    --tape-pid=PID            only process PID writes it [any]\n"
+              "    --access-sample=N         keep 1 in N heap accesses [1]\n");
+}
+
+static void hv_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
+
+/* -- The tape file -------------------------------------------------------- */
+
+static Int tape_fd = -1;              /* -1: not recording (a forked child) */
+static ULong tape_bytes;              /* bytes written */
+static ULong tape_packets;            /* packets written */
+static ULong t0_ns;                   /* monotonic clock at the start */
+static ULong now_ns;                  /* the coarse clock: last reading */
+static ULong g_seq;                   /* last sequence number handed out */
+static UInt tape_pid;
+
+static UInt crc_table[256];
+
+static void crc_init(void)
+{
+  for (UInt i = 0; i < 256; i++) {
+    UInt c = i;
+    for (Int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    crc_table[i] = c;
+  }
+}
+
+static UInt crc_add(UInt crc, const UChar *p, SizeT n)
+{
+  crc = ~crc;
+  while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+static ULong clock_mono(void)
+{
+  struct vki_timespec ts;
+  VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+  return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
+}
+
+/* Write all of buf; a failed write stops the recording. */
+static void tape_write(const void *buf, SizeT n)
+{
+  const UChar *p = buf;
+  while (n && tape_fd >= 0) {
+    Int w = VG_(write)(tape_fd, p, n > 0x40000000 ? 0x40000000 : (Int)n);
+    if (w <= 0) {
+      VG_(umsg)("heaptape: writing the tape failed; the tape ends here\n");
+      VG_(close)(tape_fd);
+      tape_fd = -1;
+      return;
+    }
+    p += w; n -= (SizeT)w; tape_bytes += (ULong)w;
+  }
+}
+
+/* One packet: header (with its checksum) and raw body. */
+static void tape_packet(UInt kind, UInt gen, UInt tid, ULong seq0, ULong seq1, ULong ts0,
+                        UInt nev, const UChar *body, SizeT len)
+{
+  UChar h[HT_PHEAD_SIZE], *p = ht_wmem(h, HT_PMAGIC, 4);
+  *p++ = (UChar)kind;
+  *p++ = 0;
+  *p++ = (UChar)gen; *p++ = (UChar)(gen >> 8);
+  p = ht_wu32(p, (UInt)len);
+  p = ht_wu32(p, (UInt)len);
+  p = ht_wu32(p, tape_pid);
+  p = ht_wu32(p, tid);
+  p = ht_wu64(p, seq0);
+  p = ht_wu64(p, seq1);
+  p = ht_wu64(p, ts0);
+  p = ht_wu32(p, nev);
+  UInt crc = crc_add(crc_add(0, h, (SizeT)(p - h)), body, len);
+  ht_wu32(p, crc);
+  tape_write(h, sizeof(h));
+  tape_write(body, len);
+  tape_packets++;
+}
+
+static UChar *field_uleb(UChar *p, ULong tag, ULong v)
+{
+  UChar tmp[HT_ULEB_MAX];
+  p = ht_wuleb128(p, tag);
+  p = ht_wuleb128(p, (ULong)(ht_wuleb128(tmp, v) - tmp));
+  return ht_wuleb128(p, v);
+}
+
+static UChar *field_bytes(UChar *p, ULong tag, const void *b, SizeT n)
+{
+  p = ht_wuleb128(p, tag);
+  p = ht_wuleb128(p, n);
+  return ht_wmem(p, b, n);
+}
+
+/* The file header: version 4, the process, its command line, the clock. */
+static void tape_header(void)
+{
+  const HChar *exe = VG_(args_the_exename) ? VG_(args_the_exename) : "";
+  SizeT exelen = VG_(strlen)(exe), cap = 512 + 2 * exelen;
+  for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)); i++)
+    cap += VG_(strlen)(*(HChar **)VG_(indexXA)(VG_(args_for_client), i)) + 1;
+  UChar *buf = VG_(malloc)("heaptape.header", cap), *argv = VG_(malloc)("heaptape.argv", cap);
+  SizeT alen = 0;
+  VG_(memcpy)(argv, exe, exelen + 1);
+  alen = exelen + 1;
+  for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)); i++) {
+    const HChar *a = *(HChar **)VG_(indexXA)(VG_(args_for_client), i);
+    SizeT n = VG_(strlen)(a);
+    VG_(memcpy)(argv + alen, a, n + 1);
+    alen += n + 1;
+  }
+  struct vki_timeval tv;
+  VG_(gettimeofday)(&tv, NULL);
+  UChar *p = ht_wmem(buf, HT_MAGIC, HT_MAGIC_LEN);
+  p[0] = HT_VERSION_ACCESS; p[1] = 0; p[2] = 0; p[3] = 0;
+  p += 4;
+  UChar *lenp = p;
+  p += 4;
+  p = field_uleb(p, HT_H_PID, tape_pid);
+  p = field_bytes(p, HT_H_EXE, exe, exelen);
+  p = field_bytes(p, HT_H_ARGV, argv, alen ? alen - 1 : 0);
+  UChar clk[2 * HT_ULEB_MAX], *q = ht_wuleb128(ht_wuleb128(clk, HT_CLOCK_MONOTONIC), 1);
+  p = field_bytes(p, HT_H_CLOCK, clk, (SizeT)(q - clk));
+  p = field_uleb(p, HT_H_SAMPLE, 0);
+  p = field_uleb(p, HT_H_START, (ULong)tv.tv_sec * 1000000000ull + (ULong)tv.tv_usec * 1000ull);
+  p = field_uleb(p, HT_H_UNWIND, HT_UNWIND_LIBUNWIND);
+  p = field_uleb(p, HT_H_FRAMES, HV_FRAMES);
+  p = field_bytes(p, HT_H_FRONTEND, "native", 6);
+  p = field_uleb(p, HT_H_T0, t0_ns);
+  p = field_uleb(p, HT_H_ACCESS, (ULong)clo_sample);
+  ht_wu32(lenp, (UInt)(p - lenp - 4));
+  p = ht_wu32(p, crc_add(0, buf, (SizeT)(p - buf)));
+  tape_write(buf, (SizeT)(p - buf));
+  VG_(free)(buf);
+  VG_(free)(argv);
+}
+
+/* -- Threads: an event stream and a stack tree each ------------------------ */
+
+typedef struct StackSlot { ULong ip; UInt parent, id; } StackSlot;
+
+typedef struct ThreadTape {
+  HtStream s;                /* its EVENTS stream */
+  UChar *buf;                /* the stream's body */
+  UInt lwp;                  /* its kernel thread id (the tape's tid) */
+  Bool stale;                /* the slot may have a new thread: ask lwp again */
+  StackSlot *st;             /* stack nodes by (parent, ip) */
+  UInt stmask, nst;          /* slots - 1, nodes */
+} ThreadTape;
+
+static ThreadTape **threads;           /* by Valgrind thread id (VG_N_THREADS) */
+
+static inline ULong hv_hash(ULong x)
+{
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+static void stream_flush(HtStream *s, void *ctx)
+{
+  (void)ctx;
+  if (s->p != s->buf && tape_fd >= 0)
+    tape_packet(HT_P_EVENTS, s->gen0, s->tid, s->nev ? s->seq0 : s->seq_prev, s->seq_prev,
+                s->ts0, s->nev, s->buf, (SizeT)(s->p - s->buf));
+  ht_stream_reset(s);
+}
+
+static void thread_stacks_reset(ThreadTape *t)
+{
+  if (t->st) VG_(free)(t->st);
+  t->stmask = 1023;
+  t->nst = 0;
+  t->st = VG_(calloc)("heaptape.stacks", t->stmask + 1, sizeof(StackSlot));
+}
+
+/* The state of thread vtid (created, or renewed when the slot was reused). */
+static ThreadTape *thread_get(ThreadId vtid)
+{
+  ThreadTape *t = threads[vtid];
+  if (LIKELY(t && !t->stale)) return t;
+  UInt lwp = (UInt)VG_(gettid)();
+  if (t) {
+    t->stale = False;
+    if (t->lwp == lwp) return t;
+    stream_flush(&t->s, NULL);  /* another thread now: a new stream */
+  } else {
+    t = threads[vtid] = VG_(calloc)("heaptape.thread", 1, sizeof(ThreadTape));
+    t->buf = VG_(malloc)("heaptape.body", HV_BODY);
+  }
+  t->lwp = lwp;
+  ht_stream_init(&t->s, t->buf, HV_BODY, tape_pid, lwp, stream_flush, NULL);
+  t->s.ts0 = t->s.ts_prev = t0_ns;
+  thread_stacks_reset(t);
+  return t;
+}
+
+static void hv_thread_created(ThreadId parent, ThreadId child)
+{
+  (void)parent;
+  if (child < VG_N_THREADS && threads[child]) threads[child]->stale = True;
+}
+
+/* Stack id of (parent, ip) in t's tree, 0 if new. */
+static UInt stack_find(ThreadTape *t, UInt parent, ULong ip, UInt *slot)
+{
+  UInt i = (UInt)(hv_hash(ip * 31 + parent)) & t->stmask;
+  for (;; i = (i + 1) & t->stmask) {
+    if (!t->st[i].id) { *slot = i; return 0; }
+    if (t->st[i].ip == ip && t->st[i].parent == parent) return t->st[i].id;
+  }
+}
+
+static void stack_grow(ThreadTape *t)
+{
+  UInt old = t->stmask + 1;
+  StackSlot *o = t->st;
+  t->stmask = old * 2 - 1;
+  t->st = VG_(calloc)("heaptape.stacks", old * 2, sizeof(StackSlot));
+  for (UInt k = 0; k < old; k++)
+    if (o[k].id) {
+      UInt slot;
+      stack_find(t, o[k].parent, o[k].ip, &slot);
+      t->st[slot] = o[k];
+    }
+  VG_(free)(o);
+}
+
+/* The stack of the allocation being made, as an id of t's tree (defining
+** the nodes it lacks); the replacement function's own frame is left out. */
+static UInt stack_of(ThreadId vtid, ThreadTape *t)
+{
+  Addr ips[HV_FRAMES + 1];
+  UInt n = VG_(get_StackTrace)(vtid, ips, HV_FRAMES + 1, NULL, NULL, 0);
+  if (n <= 1) return 0;
+  uint64_t vals[HV_FRAMES];
+  UInt parent = 0, k = 0;
+  for (Int i = (Int)n - 1; i >= 1; i--) {  /* outermost first */
+    UInt slot, id = stack_find(t, parent, ips[i], &slot);
+    if (id) { parent = id; continue; }
+    /* New from here on: nodes nst+1 .. in one STACK record. */
+    UInt first = t->nst + 1, up = parent;
+    for (; i >= 1; i--) {
+      if ((t->nst + 2) * 2 > t->stmask + 1) stack_grow(t);
+      stack_find(t, parent, ips[i], &slot);
+      t->st[slot] = (StackSlot){ .ip = ips[i], .parent = parent, .id = ++t->nst };
+      parent = t->nst;
+      vals[k++] = (ULong)ips[i] << 1;
+    }
+    ht_stream_stack_define(&t->s, first, up, vals, k);
+    break;
+  }
+  return parent;
+}
+
+/* -- Modules: MODULE records for the objects Valgrind read ---------------- */
+
+#define HV_MODS 1024
+static Addr mods_seen[HV_MODS];       /* text addresses of objects recorded */
+static UInt mods_n;
+static Bool mods_dirty = True;
+
+static void hv_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+  (void)a; (void)len; (void)rr; (void)ww; (void)di;
+  if (xx) mods_dirty = True;
+}
+
+static void hv_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+  hv_new_mem_mmap(a, len, rr, ww, xx, di);
+}
+
+/* Record objects with code not yet recorded. */
+static void mods_scan(ThreadTape *t)
+{
+  mods_dirty = False;
+  for (const DebugInfo *di = VG_(next_DebugInfo)(NULL); di; di = VG_(next_DebugInfo)(di)) {
+    Addr text = VG_(DebugInfo_get_text_avma)(di);
+    SizeT tsize = VG_(DebugInfo_get_text_size)(di);
+    const HChar *path = VG_(DebugInfo_get_filename)(di);
+    if (!text || !tsize || !path) continue;
+    Bool seen = False;
+    for (UInt i = 0; i < mods_n && !seen; i++) seen = mods_seen[i] == text;
+    if (seen || mods_n >= HV_MODS) continue;
+    mods_seen[mods_n++] = text;
+    ULong bias = (ULong)VG_(DebugInfo_get_text_bias)(di);
+    HtSegment seg = { .vaddr = text - bias, .memsz = tsize, .prot = 5 };
+    ht_stream_module(&t->s, ++g_seq, 0, path, bias, NULL, 0, &seg, 1);
+  }
+}
+
+/* -- Live blocks: an interval tree (as DHAT's) ---------------------------- */
+
+typedef struct Block {
+  Addr payload;              /* its address */
+  SizeT size;                /* requested bytes */
+  SizeT isz;                 /* bytes it covers in the tree (>= 1) */
+  ULong seq;                 /* sequence number of its ALLOC */
+} Block;
+
+static WordFM *blocks;                /* Block* -> unused, by interval */
+static Block *last_block;             /* the block the last lookup found */
+static Addr heap_lo = ~(Addr)0, heap_hi;  /* bounds of every block so far */
+
+static Word block_cmp(UWord k1, UWord k2)
+{
+  const Block *a = (const Block *)k1, *b = (const Block *)k2;
+  if (a->payload + a->isz <= b->payload) return -1;
+  if (b->payload + b->isz <= a->payload) return 1;
+  return 0;
+}
+
+static Block *block_find(Addr a)
+{
+  Block *b = last_block;
+  if (LIKELY(b && a - b->payload < b->isz)) return b;
+  Block fake = { .payload = a, .isz = 1 };
+  UWord k, v;
+  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake)) return NULL;
+  return last_block = (Block *)k;
+}
+
+/* -- Events --------------------------------------------------------------- */
+
+static HtAccessW accw;                /* the ACCESS packet being filled */
+static UChar *accbuf;                 /* its body */
+static ULong acc_countdown = 1;       /* heap accesses until the next kept one */
+static ULong acc_rng = 0x9E3779B97F4A7C15ull;
+static UInt acc_since_clock;          /* kept accesses since the clock was read */
+
+static void access_flush(void)
+{
+  ht_accessw_end_run(&accw);
+  if (ht_accessw_len(&accw) && tape_fd >= 0)
+    tape_packet(HT_P_ACCESS, 0, 0, accw.seq0, accw.seq1, accw.ts0, accw.nev, accbuf,
+                ht_accessw_len(&accw));
+  ht_accessw_init(&accw, accbuf, HV_BODY);
+}
+
+/* Start an event of thread vtid: modules first, the clock read. */
+static ThreadTape *event_begin(ThreadId vtid)
+{
+  ThreadTape *t = thread_get(vtid);
+  if (UNLIKELY(mods_dirty)) mods_scan(t);
+  now_ns = clock_mono();
+  ht_stream_time(&t->s, now_ns);
+  return t;
+}
+
+/* Keep the block just allocated at p and write its ALLOC. */
+static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kind)
+{
+  Block *b = VG_(malloc)("heaptape.block", sizeof(Block));
+  *b = (Block){ .payload = (Addr)p, .size = size, .isz = size ? size : 1 };
+  VG_(addToFM)(blocks, (UWord)b, 0);
+  if ((Addr)p < heap_lo) heap_lo = (Addr)p;
+  if ((Addr)p + b->isz > heap_hi) heap_hi = (Addr)p + b->isz;
+  if (tape_fd < 0) return;
+  ThreadTape *t = event_begin(vtid);
+  UInt stack = stack_of(vtid, t);
+  b->seq = ++g_seq;
+  ht_stream_alloc(&t->s, b->seq, kind, size, (Addr)p, stack,
+                  HT_K_HAS_ALIGN(kind) ? align : 0, 0);
+}
+
+static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool zero)
+{
+  void *p = VG_(cli_malloc)(align, size);
+  if (!p) return NULL;
+  if (zero) VG_(memset)(p, 0, size);
+  block_keep(vtid, p, size, align, kind);
+  return p;
+}
+
+/* Forget the block at p (our allocation); False if p is not one. */
+static Bool block_drop(ThreadId vtid, void *p, UInt kind)
+{
+  Block fake = { .payload = (Addr)p, .isz = 1 };
+  UWord k, v;
+  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
+    return False;
+  Block *b = (Block *)k;
+  VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
+  if (last_block == b) last_block = NULL;
+  if (tape_fd >= 0) {
+    ThreadTape *t = event_begin(vtid);
+    ht_stream_free(&t->s, ++g_seq, kind, (Addr)p, b->size);
+  }
+  VG_(free)(b);
+  return True;
+}
+
+static void block_free(ThreadId vtid, void *p, UInt kind)
+{
+  if (p && block_drop(vtid, p, kind)) VG_(cli_free)(p);
+}
+
+static void *hv_malloc(ThreadId t, SizeT n)
+{ return block_new(t, n, VG_(clo_alignment), HT_K_MALLOC, False); }
+static void *hv_new(ThreadId t, SizeT n)
+{ return block_new(t, n, VG_(clo_alignment), HT_K_NEW, False); }
+static void *hv_new_aligned(ThreadId t, SizeT n, SizeT a)
+{ return block_new(t, n, a, HT_K_NEW_ALIGNED, False); }
+static void *hv_vec_new(ThreadId t, SizeT n)
+{ return block_new(t, n, VG_(clo_alignment), HT_K_NEW_ARRAY, False); }
+static void *hv_vec_new_aligned(ThreadId t, SizeT n, SizeT a)
+{ return block_new(t, n, a, HT_K_NEW_ARRAY_ALIGNED, False); }
+static void *hv_memalign(ThreadId t, SizeT a, SizeT n)
+{ return block_new(t, n, a, HT_K_ALIGNED, False); }
+static void *hv_calloc(ThreadId t, SizeT m, SizeT n)
+{
+  if (n && m > (SizeT)-1 / n) return NULL;
+  return block_new(t, m * n, VG_(clo_alignment), HT_K_CALLOC, True);
+}
+static void hv_free(ThreadId t, void *p) { block_free(t, p, HT_K_MALLOC); }
+static void hv_delete(ThreadId t, void *p) { block_free(t, p, HT_K_NEW); }
+static void hv_delete_aligned(ThreadId t, void *p, SizeT a)
+{ (void)a; block_free(t, p, HT_K_NEW_ALIGNED); }
+static void hv_vec_delete(ThreadId t, void *p) { block_free(t, p, HT_K_NEW_ARRAY); }
+static void hv_vec_delete_aligned(ThreadId t, void *p, SizeT a)
+{ (void)a; block_free(t, p, HT_K_NEW_ARRAY_ALIGNED); }
+
+/* realloc: FREE(old, REALLOC) then ALLOC(new, REALLOC), as the recorder
+** writes it. The copy is the tool's, so it makes no accesses. */
+static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
+{
+  if (!p) return block_new(vtid, n, VG_(clo_alignment), HT_K_REALLOC, False);
+  Block fake = { .payload = (Addr)p, .isz = 1 };
+  UWord k, v;
+  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
+    return NULL;  /* not a block of ours */
+  SizeT old = ((Block *)k)->size;
+  void *q = VG_(cli_malloc)(VG_(clo_alignment), n);
+  if (!q) return NULL;
+  VG_(memcpy)(q, p, old < n ? old : n);
+  block_drop(vtid, p, HT_K_REALLOC);
+  VG_(cli_free)(p);
+  block_keep(vtid, q, n, 0, HT_K_REALLOC);
+  return q;
+}
+
+static SizeT hv_usable_size(ThreadId t, void *p)
+{
+  (void)t;
+  Block fake = { .payload = (Addr)p, .isz = 1 };
+  UWord k, v;
+  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
+    return 0;
+  return ((Block *)k)->size;
+}
+
+/* -- Accesses ------------------------------------------------------------- */
+
+/* One heap access (kind HT_AK_*) of sz bytes at a, if it touches a block. */
+static inline void access_note(Addr a, SizeT sz, UInt kind)
+{
+  if (LIKELY(a - heap_lo >= heap_hi - heap_lo)) return;
+  Block *b = block_find(a);
+  if (!b || tape_fd < 0) return;
+  if (LIKELY(--acc_countdown)) return;
+  if (clo_sample > 1) {  /* the next gap: uniform in [1, 2N-1], mean N */
+    acc_rng ^= acc_rng << 13; acc_rng ^= acc_rng >> 7; acc_rng ^= acc_rng << 17;
+    acc_countdown = 1 + acc_rng % (ULong)(2 * clo_sample - 1);
+  } else {
+    acc_countdown = 1;
+  }
+  if (UNLIKELY(++acc_since_clock >= HV_CLOCK_EVERY)) {
+    acc_since_clock = 0;
+    now_ns = clock_mono();
+  }
+  ThreadTape *t = thread_get(VG_(get_running_tid)());
+  if (ht_accessw_full(&accw)) access_flush();
+  ht_accessw_add(&accw, t->lwp, b->seq, g_seq + 1, now_ns, kind, a - b->payload, sz);
+}
+
+static VG_REGPARM(2) void hv_load(Addr a, SizeT sz) { access_note(a, sz, HT_AK_LOAD); }
+static VG_REGPARM(2) void hv_store(Addr a, SizeT sz) { access_note(a, sz, HT_AK_STORE); }
+static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK_MODIFY); }
+
+/* -- Instrumentation (as Lackey's: a load and a store of the same address
+** and size in one instruction are one modify) ------------------------------ */
+
+typedef struct Ev { UInt kind; IRExpr *addr; Int size; IRExpr *guard; } Ev;
+#define HV_EVS 16
+static Ev evs[HV_EVS];
+static Int nevs;
+
+static void evs_flush(IRSB *sb)
+{
+  for (Int i = 0; i < nevs; i++) {
+    Ev *e = &evs[i];
+    const HChar *name;
+    void *fn;
+    switch (e->kind) {
+    case HT_AK_LOAD: name = "hv_load"; fn = hv_load; break;
+    case HT_AK_STORE: name = "hv_store"; fn = hv_store; break;
+    default: name = "hv_modify"; fn = hv_modify; break;
+    }
+    IRExpr **argv = mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size));
+    IRDirty *di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), argv);
+    if (e->guard) di->guard = e->guard;
+    addStmtToIRSB(sb, IRStmt_Dirty(di));
+  }
+  nevs = 0;
+}
+
+static void ev_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
+{
+  if (kind == HT_AK_STORE && !guard && nevs > 0) {
+    Ev *last = &evs[nevs - 1];
+    if (last->kind == HT_AK_LOAD && !last->guard && last->size == size &&
+        eqIRAtom(last->addr, addr)) {
+      last->kind = HT_AK_MODIFY;
+      return;
+    }
+  }
+  if (nevs == HV_EVS) evs_flush(sb);
+  evs[nevs++] = (Ev){ .kind = kind, .addr = addr, .size = size, .guard = guard };
+}
+
+static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
+                           const VexGuestExtents *vge, const VexArchInfo *archinfo,
+                           IRType gWordTy, IRType hWordTy)
+{
+  (void)closure; (void)layout; (void)vge; (void)archinfo;
+  if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
+  IRSB *out = deepCopyIRSBExceptStmts(in);
+  Int i = 0;
+  while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
+  nevs = 0;
+  for (; i < in->stmts_used; i++) {
+    IRStmt *st = in->stmts[i];
+    if (!st || st->tag == Ist_NoOp) continue;
+    switch (st->tag) {
+    case Ist_IMark:
+    case Ist_Exit:
+      evs_flush(out);
+      break;
+    case Ist_WrTmp:
+      if (st->Ist.WrTmp.data->tag == Iex_Load)
+        ev_add(out, HT_AK_LOAD, st->Ist.WrTmp.data->Iex.Load.addr,
+               sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty), NULL);
+      break;
+    case Ist_Store:
+      ev_add(out, HT_AK_STORE, st->Ist.Store.addr,
+             sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Store.data)), NULL);
+      break;
+    case Ist_StoreG: {
+      IRStoreG *sg = st->Ist.StoreG.details;
+      ev_add(out, HT_AK_STORE, sg->addr, sizeofIRType(typeOfIRExpr(in->tyenv, sg->data)),
+             sg->guard);
+      break;
+    }
+    case Ist_LoadG: {
+      IRLoadG *lg = st->Ist.LoadG.details;
+      IRType ty = Ity_INVALID, wide = Ity_INVALID;
+      typeOfIRLoadGOp(lg->cvt, &wide, &ty);
+      ev_add(out, HT_AK_LOAD, lg->addr, sizeofIRType(ty), lg->guard);
+      break;
+    }
+    case Ist_Dirty: {
+      IRDirty *d = st->Ist.Dirty.details;
+      if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) ev_add(out, HT_AK_LOAD, d->mAddr, d->mSize, NULL);
+      if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) ev_add(out, HT_AK_STORE, d->mAddr, d->mSize, NULL);
+      break;
+    }
+    case Ist_CAS: {
+      IRCAS *cas = st->Ist.CAS.details;
+      Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
+      ev_add(out, HT_AK_LOAD, cas->addr, sz, NULL);
+      ev_add(out, HT_AK_STORE, cas->addr, sz, NULL);
+      break;
+    }
+    case Ist_LLSC:
+      if (!st->Ist.LLSC.storedata)
+        ev_add(out, HT_AK_LOAD, st->Ist.LLSC.addr,
+               sizeofIRType(typeOfIRTemp(in->tyenv, st->Ist.LLSC.result)), NULL);
+      else
+        ev_add(out, HT_AK_STORE, st->Ist.LLSC.addr,
+               sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.LLSC.storedata)), NULL);
+      break;
+    default:
+      break;
+    }
+    addStmtToIRSB(out, st);
+  }
+  evs_flush(out);
+  return out;
+}
+
+/* -- Start and end -------------------------------------------------------- */
+
+static void hv_fork_child(ThreadId tid)
+{
+  (void)tid;
+  if (tape_fd >= 0) VG_(close)(tape_fd);
+  tape_fd = -1;  /* the child is not recorded (its parent's tape is open) */
+}
+
+static void hv_post_clo_init(void)
+{
+  if (!clo_tape) {
+    VG_(fmsg)("heaptape: --tape=FILE is required\n");
+    VG_(exit)(1);
+  }
+  threads = VG_(calloc)("heaptape.threads", VG_N_THREADS, sizeof(ThreadTape *));
+  blocks = VG_(newFM)(VG_(malloc), "heaptape.blocks", VG_(free), block_cmp);
+  if (clo_pid && VG_(getpid)() != clo_pid) return;  /* a child: not recorded */
+  SysRes r = VG_(open)(clo_tape, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
+  if (sr_isError(r)) {
+    VG_(fmsg)("heaptape: %s: cannot create the tape\n", clo_tape);
+    VG_(exit)(1);
+  }
+  tape_fd = (Int)sr_Res(r);
+  tape_pid = (UInt)VG_(getpid)();
+  crc_init();
+  t0_ns = now_ns = clock_mono();
+  tape_header();
+  accbuf = VG_(malloc)("heaptape.access", HV_BODY);
+  ht_accessw_init(&accw, accbuf, HV_BODY);
+  VG_(atfork)(NULL, NULL, hv_fork_child);
+}
+
+static void hv_fini(Int exitcode)
+{
+  if (tape_fd < 0) return;
+  access_flush();
+  for (UInt i = 0; i < VG_N_THREADS; i++)
+    if (threads[i]) stream_flush(&threads[i]->s, NULL);
+  ULong end = clock_mono();
+  UChar body[8 * 3 * HT_ULEB_MAX], *p = body;
+  ULong packets = tape_packets, bytes = tape_bytes;
+  p = field_uleb(p, HT_T_EVENTS, g_seq);
+  p = field_uleb(p, HT_T_LOST, 0);
+  p = field_uleb(p, HT_T_PACKETS, packets);
+  p = field_uleb(p, HT_T_BYTES, bytes);
+  p = field_uleb(p, HT_T_END, end);
+  p = field_uleb(p, HT_T_STATUS, (ULong)(exitcode & 0xff));
+  tape_packet(HT_P_TRAILER, 0, 0, 0, 0, end, 0, body, (SizeT)(p - body));
+  VG_(close)(tape_fd);
+  tape_fd = -1;
+}
+
+static void hv_pre_clo_init(void)
+{
+  VG_(details_name)("heaptape");
+  VG_(details_version)(NULL);
+  VG_(details_description)("heap accesses for heaptape record --access");
+  VG_(details_copyright_author)("heaptape");
+  VG_(details_bug_reports_to)("heaptape");
+  VG_(details_avg_translation_sizeB)(600);
+  VG_(basic_tool_funcs)(hv_post_clo_init, hv_instrument, hv_fini);
+  VG_(needs_command_line_options)(hv_process_cmd_line_option, hv_print_usage,
+                                  hv_print_debug_usage);
+  VG_(needs_malloc_replacement)(hv_malloc, hv_new, hv_new_aligned, hv_vec_new,
+                                hv_vec_new_aligned, hv_memalign, hv_calloc, hv_free,
+                                hv_delete, hv_delete_aligned, hv_vec_delete,
+                                hv_vec_delete_aligned, hv_realloc, hv_usable_size, 0);
+  VG_(track_new_mem_startup)(hv_new_mem_startup);
+  VG_(track_new_mem_mmap)(hv_new_mem_mmap);
+  VG_(track_pre_thread_ll_create)(hv_thread_created);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(hv_pre_clo_init)
