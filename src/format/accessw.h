@@ -32,12 +32,7 @@ typedef struct HtAccessW {
 ** 2 * HT_ACC_REC_MAX + 1). */
 HT_INLINE void ht_accessw_init(HtAccessW *w, uint8_t *buf, size_t cap)
 {
-  w->buf = w->p = buf;
-  w->end = buf + cap;
-  w->nev = 0;
-  w->in_run = 0;
-  w->n = 0;
-  w->tid = w->blk = 0;
+  *w = (HtAccessW){ .buf = buf, .p = buf, .end = buf + cap };
 }
 
 /* Write the held-back access (and its repeats). */

@@ -1569,6 +1569,15 @@ size_t ht_reader_access_count(const HtReader *r, uint64_t *accesses)
   return r->nacc;
 }
 
+/* Whole ACCESS packet i (header and stored body, as on the tape). */
+const uint8_t *ht_reader_access_whole(const HtReader *r, size_t i, size_t *len)
+{
+  if (i >= r->nacc) return NULL;
+  const uint8_t *h = r->data + r->acc_off[i];
+  *len = HT_PHEAD_SIZE + (size_t)ht_ru32(h + 8);
+  return h;
+}
+
 /* Body of ACCESS packet i (decompressed into *own when needed), its header
 ** fields in *pk; NULL past the end or when the body is damaged. */
 const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,

@@ -160,6 +160,8 @@ typedef struct HtPacketInfo {
 /* ACCESS packets of the tape's process, in file order (*accesses: the
 ** accesses they announce, if not NULL). */
 size_t ht_reader_access_count(const HtReader *r, uint64_t *accesses) HT_HIDDEN;
+/* Whole ACCESS packet i (header and stored body), NULL past the end. */
+const uint8_t *ht_reader_access_whole(const HtReader *r, size_t i, size_t *len) HT_HIDDEN;
 /* Body of ACCESS packet i, decompressed into *own (free it) when needed,
 ** its header in *pk; NULL past the end or when the body is damaged. */
 const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,

@@ -276,7 +276,11 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   if (!h) { ZSTD_freeCCtx(w->zc); free(w->aaddr); free(w); return NULL; }
   memcpy(h, d, hlen);
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
-  h[8] = HT_VERSION_SEALED; h[9] = 0;
+  /* Accesses are copied as they are (they name blocks by sequence numbers,
+  ** which sealing keeps): such a tape stays version 4. */
+  h[8] = ht_reader_access_count(r, NULL) || ht_reader_header(r)->access_sample
+       ? HT_VERSION_ACCESS : HT_VERSION_SEALED;
+  h[9] = 0;
   h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
   ht_wu32(h + hlen - 4, (uint32_t)crc32(0, h, (uInt)(hlen - 4)));
   sealw_out(w, h, hlen);
@@ -284,6 +288,7 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   size_t n;
   const uint8_t *pk;
   for (size_t i = 0; (pk = ht_reader_dict_packet(r, i, &n)); i++) sealw_out(w, pk, n);
+  for (size_t i = 0; (pk = ht_reader_access_whole(r, i, &n)); i++) sealw_out(w, pk, n);
   return w;
 }
 

@@ -5,6 +5,10 @@
 #include <string.h>
 
 #include "format/reader.h"
+#include "analyze/access.h"
+
+static void on_res(void *ctx, const HtRes *res) { (void)ctx; (void)res; }
+static void on_access(void *ctx, const HtAccess *a) { (void)a; ++*(uint64_t *)ctx; }
 
 /* Walk every event and every stack of one reader. */
 static void walk(HtReader *r)
@@ -25,6 +29,19 @@ static void walk(HtReader *r)
   }
   ht_reader_rewind(r);
   while (ht_reader_next(r, &ev) > 0 && n++ < 2000000) {}
+  /* ACCESS packets (version 4): alone, then among the resolved events. */
+  HtAccessIter *it;
+  if (!ht_access_open(&it, r)) {
+    HtAccess a;
+    while (ht_access_next(it, &a) && n++ < 4000000) {}
+    ht_access_close(it);
+  }
+  ht_reader_rewind(r);
+  HtResolve rs;
+  uint64_t k = 0;
+  ht_resolve_init(&rs);
+  ht_access_run(&rs, r, on_res, on_access, &k);
+  ht_resolve_free(&rs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
