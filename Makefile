@@ -33,7 +33,7 @@ B = build
 BASE_TOOL_SRC = src/base/escape.c src/base/msg.c
 BASE_SRC    = $(filter-out $(BASE_TOOL_SRC),$(wildcard src/base/*.c))
 WRITER_SRC  = src/format/stream.c src/format/writer.c
-READER_SRC  = src/format/reader.c src/format/sealw.c
+READER_SRC  = src/format/reader.c src/format/sealw.c src/format/squeeze.c
 RECORD_SRC  = $(wildcard src/record/*.c)
 ANALYZE_SRC = $(wildcard src/analyze/*.c)
 OUTPUT_SRC  = $(wildcard src/output/*.c)
@@ -287,7 +287,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_dr
 REGRESS_BIN = $(patsubst %,$(B)/san/regress_%,$(FUZZ_TARGETS))
 # The fuzz targets get the reader and writer, and the model with the sealed
 # tape's aggregate section (fuzz_sealed loads it).
-FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c snaps.c frames.c resolve.c pump.c timeline.c)
+FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c snaps.c frames.c resolve.c pump.c timeline.c access.c)
 $(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(FUZZ_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(FUZZ_SRC) $(LDLIBS_FORMAT) -lm

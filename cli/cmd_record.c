@@ -22,6 +22,7 @@
 #include "../src/base/parse.h"
 #include "../src/base/tapename.h"
 #include "../src/format/reader.h"
+#include "../src/format/squeeze.h"
 #include "record_lua.h"    /* --lua (cli/record_lua.c) */
 #include "record_python.h" /* --python (cli/record_python.c) */
 #include "record_ruby.h"   /* --ruby (cli/record_ruby.c) */
@@ -571,8 +572,12 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
 {
   struct stat st;
   if (stat(tape, &st)) {
-    ht_cli_error("%s: no tape was written (the recorder did not start in the "
-                 "program)", tape);
+    if (o->access)
+      ht_cli_error("%s: no tape was written (heaptape's Valgrind tool did not start: "
+                   "valgrind's message above says why)", tape);
+    else
+      ht_cli_error("%s: no tape was written (the recorder did not start in the "
+                   "program)", tape);
     return -1;
   }
   if (S_ISREG(st.st_mode) && record_ours(tape, pid, since_ns) == 0) {
@@ -582,6 +587,10 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
   }
   HtSymSummary sum;
   char err[512];
+  /* The Valgrind tool writes raw packets: compress them (a failure leaves
+  ** the tape raw, still a tape). */
+  if (o->access && S_ISREG(st.st_mode) && ht_tape_squeeze(tape, 3, err, sizeof(err)))
+    ht_cli_error("warning: %s", err);
   int rc = ht_symbolize_run(tape, o->no_symbols ? HT_SYM_NOSYMBOLS : 0, &sum,
                             err, sizeof(err));
   if (rc) {

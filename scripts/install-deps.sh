@@ -21,6 +21,9 @@ TESTS="$TESTS ripgrep nodejs gawk xz-utils gdb"
 # The pictures' checks: go tool pprof reads the pprof exports, headless
 # Chromium renders the SVG and HTML outputs (both large: ~300 MB together).
 TESTS="$TESTS golang-go chromium"
+# record --access: heaptape's Valgrind tool builds against the valgrind
+# package (pkg-config valgrind, libcoregrind, libvex) and runs under it.
+BUILD="$BUILD valgrind"
 # Ruby's own memory profiler, beside the Ruby module in bench/bench_ruby.sh.
 TESTS="$TESTS ruby-memory-profiler"
 
