@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
+#include "../src/analyze/access.h"
 #include "../src/analyze/model.h"
 #include "../src/analyze/agg.h"
 #include "../src/base/map.h"
@@ -94,6 +95,14 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
   printf("  duration         %.3f s\n", (double)m->duration / 1e9);
   if (h->sample) printf("  sampling         one per %" PRIu64 " bytes on average\n", h->sample);
   else printf("  sampling         every allocation\n");
+  HtAccessInfo ai;
+  ht_access_info(r, &ai);
+  if (ai.present) {  /* record --access (docs/ACCESS.md) */
+    printf("  heap accesses    %" PRIu64 " in %" PRIu64 " packets (", ai.accesses, ai.packets);
+    if (ai.sample > 1) printf("1 in %" PRIu64 " kept", ai.sample);
+    else printf("every one");
+    printf("; heaptape ops --access)\n");
+  }
   uint64_t addrs, missing;
   if (!(h->flags & HT_F_SYMBOLIZED)) printf("  symbolised       no\n");
   else if (stats_symbols(r, &addrs, &missing) || !missing) printf("  symbolised       yes\n");

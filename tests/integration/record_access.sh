@@ -59,6 +59,7 @@ ok "ops: no access lines without --access" $?
 grep -q 'main .*acc_known.c' "$T/ak.report"; ok "report: sites symbolised (main in acc_known.c)" $?
 "$HEAPTAPE" stats "$T/ak.tape" >"$T/ak.stats" 2>&1 && grep -q 'format version *4' "$T/ak.stats"
 ok "stats: version 4 tape" $?
+grep -q "heap accesses *$n in .*every one" "$T/ak.stats"; ok "stats: the accesses counted" $?
 "$HEAPTAPE" flamegraph -o "$T/ak.svg" "$T/ak.tape" 2>/dev/null && grep -q '<svg' "$T/ak.svg"
 ok "flamegraph: exit 0, an SVG" $?
 

@@ -1,0 +1,83 @@
+#!/bin/sh
+# heaptape benchmarks -- record --access (heaptape's Valgrind tool) beside
+# native, valgrind --tool=none, --tool=dhat, --tool=lackey --trace-mem=yes,
+# and record --access --access-sample 100, on three real programs. Per
+# variant: the median of ROUNDS runs of CPU time (user + sys: the machine is
+# shared, wall time is noise) and wall time, every variant of a round run
+# side by side; ratios to --tool=none. Then the trace size per access:
+# lackey's text (its whole output, I lines included, over its L/S/M lines)
+# against the tape (bytes over accesses recorded). Prints markdown for
+# docs/PERFORMANCE.md.
+# usage: sh bench/access.sh [BUILD_DIR]   (ROUNDS=3 by default)
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+H=$PWD/$B/heaptape
+ROUNDS=${ROUNDS:-3}
+T=$(mktemp -d /tmp/ht-bench-access.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+command -v valgrind >/dev/null || { echo "valgrind missing"; exit 1; }
+[ -x "$B/valgrind/heaptape-amd64-linux" ] || { echo "build $B/valgrind first (make)"; exit 1; }
+
+SQL='create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<3000) insert into t select x, hex(zeroblob(2)||x) from c; select count(*), sum(a), max(b) from t;'
+PY='import json,collections; d=collections.Counter(str(i%97) for i in range(20000)); print(json.dumps(sorted(d.items())[:5]))'
+LUA='local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end local s=0 for i=1,#t do s=s+#t[i] end print(s)'
+
+# cpu CMD...: "CPU WALL" seconds of one run (output discarded).
+cpu() {
+  /usr/bin/time -f '%U %S %e' -o "$T/time" "$@" >/dev/null 2>"$T/err" </dev/null
+  awk '{printf "%.3f %.3f\n", $1 + $2, $3}' "$T/time"
+}
+# median FILE COLUMN
+median() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+variants="native none dhat lackey access sample100"
+run() {  # run VARIANT PROG ARGS...
+  v=$1; shift
+  case $v in
+    native) cpu "$@" ;;
+    none) cpu valgrind -q --tool=none "$@" ;;
+    dhat) cpu valgrind -q --tool=dhat --dhat-out-file="$T/dhat.out" "$@" ;;
+    lackey) cpu valgrind -q --tool=lackey --trace-mem=yes --log-file="$T/lackey.out" "$@"
+            rm -f "$T/lackey.out" ;;
+    access) cpu "$H" record --access -o "$T/a.tape" -- "$@" ;;
+    sample100) cpu "$H" record --access --access-sample 100 -o "$T/s.tape" -- "$@" ;;
+  esac
+}
+
+echo "| program | variant | CPU s (median) | wall s | CPU / none |"
+echo "|---|---|---|---|---|"
+for prog in sqlite3 python3 lua5.4; do
+  case $prog in
+    sqlite3) set -- /usr/bin/sqlite3 :memory: "$SQL" ;;
+    python3) set -- /usr/bin/python3 -c "$PY" ;;
+    lua5.4) set -- /usr/bin/lua5.4 -e "$LUA" ;;
+  esac
+  for v in $variants; do : >"$T/$v.times"; done
+  r=0
+  while [ $r -lt "$ROUNDS" ]; do
+    for v in $variants; do run $v "$@" >>"$T/$v.times"; done
+    r=$((r + 1))
+  done
+  none=$(median "$T/none.times" 1)
+  for v in $variants; do
+    c=$(median "$T/$v.times" 1); w=$(median "$T/$v.times" 2)
+    echo "| $prog | $v | $c | $w | $(awk -v a="$c" -v b="$none" 'BEGIN {printf "%.2f", a / b}') |"
+  done
+  # Trace bytes per access: lackey's text against the tape.
+  valgrind -q --tool=lackey --trace-mem=yes --log-fd=3 "$@" 3>&1 >/dev/null 2>/dev/null </dev/null |
+    awk '{b += length($0) + 1} /^ [LSM] / {n++} END {printf "%d %d\n", b, n}' >"$T/lk"
+  "$H" record --access -o "$T/a.tape" -- "$@" >/dev/null 2>&1 </dev/null
+  tb=$(stat -c %s "$T/a.tape")
+  tn=$("$H" ops --access "$T/a.tape" 2>/dev/null | tail -n 1 | sed 's/.* accesses //')
+  read lb ln <"$T/lk"
+  echo "$prog $lb $ln $tb $tn" >>"$T/bytes"
+done
+echo
+echo "| program | lackey text bytes | lackey accesses | bytes/access | tape bytes | heap accesses | bytes/access | tape / lackey per access |"
+echo "|---|---|---|---|---|---|---|---|"
+while read p lb ln tb tn; do
+  awk -v p="$p" -v lb="$lb" -v ln="$ln" -v tb="$tb" -v tn="$tn" 'BEGIN {
+    printf "| %s | %d | %d | %.2f | %d | %d | %.3f | 1/%.0f |\n", p, lb, ln, lb / ln, tb, tn,
+           tb / tn, (lb / ln) / (tb / tn) }'
+done <"$T/bytes"
