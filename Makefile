@@ -260,6 +260,8 @@ install-files: $(B)/man/heaptape.1
 	install -d $(DESTDIR)$(RUBY_SITEDIR)
 	install -m 755 $(RUBY_MOD) $(DESTDIR)$(RUBY_SITEDIR)/heaptape.so
 	install -m 644 ruby/heaptape_record.rb $(DESTDIR)$(RUBY_SITEDIR)/heaptape_record.rb
+	if [ -d $(B)/valgrind ]; then install -d $(DESTDIR)$(HELPERDIR)/valgrind && \
+	  cp -P $(B)/valgrind/* $(DESTDIR)$(HELPERDIR)/valgrind/; fi
 .PHONY: man install install-files
 
 # -- Tests -----------------------------------------------------------------

@@ -63,6 +63,12 @@ assert "make_node" in json.dumps(r), "make_node not named"
 PY
 # The installed command finds its recorder through ../lib/heaptape/.
 "$H" record -o "$T/true.tape" -- true >/dev/null 2>&1; ok "installed heaptape record finds libheaptape.so" $?
+# record --access finds its Valgrind tool in ../lib/heaptape/valgrind.
+if command -v valgrind >/dev/null 2>&1 && [ -d "$HT_BUILD/valgrind" ]; then
+  "$H" record --access -o "$T/acc.tape" -- true >/dev/null 2>&1 &&
+    "$H" stats "$T/acc.tape" 2>/dev/null | grep -q 'heap accesses'
+  ok "installed heaptape record --access finds its Valgrind tool" $?
+fi
 # The installed Python module: record --python finds its start-up file in
 # ../lib/heaptape/python, the module (on the user's PYTHONPATH) its recorder.
 if [ -x /usr/bin/python3 ]; then
