@@ -5,6 +5,7 @@
 
 #include "locks.h"
 #include "../base/grow.h"
+#include "../../include/heaptape_errors.h"
 
 #define HT_LOCKS_FREED (1ull << 63)  /* span: the block was freed; low bits its lifetime */
 
@@ -237,4 +238,55 @@ void ht_locks_feed(HtLocks *l, const HtOp *op, HtLocksEmit emit, void *ctx)
   if (!locks_is_op(op)) return;  /* a Lock or Unlock of an earlier pass */
   if (l->model == HT_LOCKS_COARSE) { l->nops++; locks_coarse(l, op, emit, ctx); }
   else locks_fine(l, op, emit, ctx);
+}
+
+/* -- A tape through the model ----------------------------------------------- */
+
+/* What a pass over a tape carries. */
+typedef struct LocksPass {
+  HtLocks *l;                /* the model */
+  HtOps *o;                  /* the ops stream */
+  HtLocksEmit emit;          /* where the ops go (feeding pass) */
+  void *ctx;                 /* its context */
+} LocksPass;
+
+/* Learning pass: one resolved event. */
+static void locks_learn_res(void *ctx, const HtRes *res)
+{
+  LocksPass *P = ctx;
+  HtOp op;
+  if (ht_ops_res(P->o, res, &op)) ht_locks_learn(P->l, &op);
+}
+
+/* Feeding pass: one resolved event. */
+static void locks_feed_res(void *ctx, const HtRes *res)
+{
+  LocksPass *P = ctx;
+  HtOp op;
+  if (ht_ops_res(P->o, res, &op)) ht_locks_feed(P->l, &op, P->emit, P->ctx);
+}
+
+/* The whole of a tape through the model. */
+int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
+{
+  HtResolve rs;
+  int rc = 0;
+  if (ht_locks_two_pass(l)) {
+    HtOps first;
+    if (ht_ops_init(&first)) return HEAPTAPE_E_NOMEM;
+    LocksPass P = {.l = l, .o = &first};
+    ht_resolve_init(&rs);
+    rc = ht_resolve_run(&rs, r, locks_learn_res, NULL, &P);
+    ht_resolve_free(&rs);
+    if (first.oom) rc = HEAPTAPE_E_NOMEM;
+    ht_locks_learned(l, first.nops);
+    ht_ops_free(&first);
+    if (!rc && ht_reader_rewind(r)) rc = HEAPTAPE_E_NOMEM;
+    if (rc || l->oom) return HEAPTAPE_E_NOMEM;
+  }
+  LocksPass P = {.l = l, .o = o, .emit = emit, .ctx = ctx};
+  ht_resolve_init(&rs);
+  rc = ht_resolve_run(&rs, r, locks_feed_res, NULL, &P);
+  ht_resolve_free(&rs);
+  return rc || o->oom || l->oom ? HEAPTAPE_E_NOMEM : 0;
 }

@@ -86,6 +86,11 @@ void ht_locks_learn(HtLocks *l, const HtOp *op) HT_HIDDEN;
 void ht_locks_learned(HtLocks *l, uint64_t nops) HT_HIDDEN;
 /* One op of the stream: emits it with the Lock and Unlock ops around it. */
 void ht_locks_feed(HtLocks *l, const HtOp *op, HtLocksEmit emit, void *ctx) HT_HIDDEN;
+/* The whole of a tape through the model: the learning pass if the model
+** needs one (then r is rewound), then every op of the stream o (initialised
+** by the caller; its counts are the tape's) with its Lock and Unlock ops to
+** emit. Returns 0, or HEAPTAPE_E_NOMEM. */
+int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx) HT_HIDDEN;
 /* Parse a model name ("coarse", "fine"); 0 or -1. */
 int ht_locks_model(const char *name, HtLockModel *m) HT_HIDDEN;
 
