@@ -357,7 +357,7 @@ clean:
 # (ops / lifetimes / replay / heapmap; see docs/ALLOCATORS.md). The runner and
 # the drivers never enter libheaptape_tool.a: they live below src/replay/ in
 # subdirectories the tool library's wildcard does not reach.
-REPLAY_DRIVERS = glibc jemalloc mimalloc tcmalloc
+REPLAY_DRIVERS = glibc jemalloc mimalloc tcmalloc compact
 REPLAY_BIN = $(B)/heaptape-replay $(patsubst %,$(B)/driver_%.so,$(REPLAY_DRIVERS))
 TEST_DRIVER_SO = $(patsubst tests/drivers/%.c,$(B)/tests/drivers/%.so,$(wildcard tests/drivers/alloc_*.c))
 $(B)/heaptape-replay: src/replay/runner/runner.c $(HEADERS)

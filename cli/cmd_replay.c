@@ -12,6 +12,7 @@
 #include "cmds.h"
 #include "../src/format/reader.h"
 #include "../src/replay/replay.h"
+#include "../src/analyze/locks.h"
 
 static const char replay_usage[] =
   "usage: heaptape replay [options] FILE\n"
@@ -26,10 +27,16 @@ static const char replay_usage[] =
   "  --killpercent P             after the ops, free P% (0-100) of the live blocks at\n"
   "                              random and replay the ops again with new blocks\n"
   "  --rounds N                  kill-and-replay rounds with --killpercent (default 1)\n"
-  "  --seed S                    seed of the random choice (default 1)\n";
+  "  --seed S                    seed of the random choice (default 1)\n"
+  "  --locks coarse|fine         lock and unlock blocks as Steve's locking model says\n"
+  "                              (see `heaptape locks`); only handle-based drivers\n"
+  "                              (compact) use them, the others ignore them\n"
+  "  --global PCT                --locks coarse: macro lifetime of a global block (50)\n"
+  "  built-in handle-based driver: compact (a compacting allocator; not in 'all')\n";
 
 #define MAX_DRIVERS 32
-static const char *const builtin[] = {"glibc", "jemalloc", "mimalloc", "tcmalloc"};
+static const char *const builtin[] = {"glibc", "jemalloc", "mimalloc", "tcmalloc", "compact"};
+#define NBUILTIN_ALL 4  /* 'all' and the default: the first four (compact is asked by name) */
 
 /* Directory of the runner and drivers: next to the heaptape binary (the
 ** build tree), else ../lib/heaptape/ (where `make install` puts them). */
@@ -63,13 +70,16 @@ int cmd_replay(int argc, char **argv)
   replay_bindir(bindir, sizeof(bindir));
   int rc = HT_EXIT_OK;
   HtReplayKill killv = {.rounds = 1, .seed = HT_REPLAY_KILL_SEED}, *kill = NULL;
-  int rounds_given = 0, seed_given = 0;
-  enum { O_ALLOC = 1, O_DRIVER, O_TOUCH, O_INTERVAL, O_STATS, O_PLOT, O_KILL, O_ROUNDS, O_SEED };
+  int rounds_given = 0, seed_given = 0, global_given = 0, use_locks = 0;
+  HtLockModel model = HT_LOCKS_COARSE;
+  uint64_t global_pct = HT_LOCKS_GLOBAL_PCT;
+  enum { O_ALLOC = 1, O_DRIVER, O_TOUCH, O_INTERVAL, O_STATS, O_PLOT, O_KILL, O_ROUNDS, O_SEED,
+         O_LOCKS, O_GLOBAL };
   static const HtOpt opts[] = {
     {"--allocator", 0, 1, O_ALLOC}, {"--driver", 0, 1, O_DRIVER}, {"--touch", 0, 1, O_TOUCH},
     {"--interval", 0, 1, O_INTERVAL}, {"--allocstats", 0, 1, O_STATS}, {"--plot", 0, 1, O_PLOT},
     {"--killpercent", 0, 1, O_KILL}, {"--rounds", 0, 1, O_ROUNDS}, {"--seed", 0, 1, O_SEED},
-    {NULL, 0, 0, 0}
+    {"--locks", 0, 1, O_LOCKS}, {"--global", 0, 1, O_GLOBAL}, {NULL, 0, 0, 0}
   };
   HtArgs a;
   ht_args_init(&a, argc, argv, "replay", replay_usage, opts);
@@ -85,10 +95,10 @@ int cmd_replay(int argc, char **argv)
         int all = !strcmp(t, "all");
         for (k = 0; k < nb && !all && strcmp(t, builtin[k]); k++) {}
         if (!all && k == nb) {
-          rc = ht_args_bad(&a, "unknown allocator '%s' (glibc, jemalloc, mimalloc, tcmalloc, all)", t);
+          rc = ht_args_bad(&a, "unknown allocator '%s' (glibc, jemalloc, mimalloc, tcmalloc, compact, all)", t);
           goto out;
         }
-        for (size_t j = all ? 0 : k; j < (all ? nb : k + 1) && nd < MAX_DRIVERS; j++) {
+        for (size_t j = all ? 0 : k; j < (all ? NBUILTIN_ALL : k + 1) && nd < MAX_DRIVERS; j++) {
           char p[PATH_MAX + 64];
           snprintf(p, sizeof(p), "%s/driver_%s.so", bindir, builtin[j]);
           drv[nd++] = strdup(p);
@@ -124,6 +134,17 @@ int cmd_replay(int argc, char **argv)
       if (ht_args_uint(&a, 0, UINT64_MAX, &killv.seed)) { rc = HT_EXIT_USAGE; goto out; }
       seed_given = 1;
       break;
+    case O_LOCKS:
+      if (ht_locks_model(a.val, &model)) {
+        rc = ht_args_bad(&a, "--locks takes coarse or fine, not '%s'", a.val);
+        goto out;
+      }
+      use_locks = 1;
+      break;
+    case O_GLOBAL:
+      if (ht_args_uint(&a, 1, 100, &global_pct)) { rc = HT_EXIT_USAGE; goto out; }
+      global_given = 1;
+      break;
     case HT_ARG_OPERAND:
       if (path) { rc = ht_args_extra(&a, "tape", a.val); goto out; }
       path = a.val;
@@ -133,6 +154,10 @@ int cmd_replay(int argc, char **argv)
   if (!path) { rc = ht_args_missing(&a, "tape"); goto out; }
   if (!kill && (rounds_given || seed_given)) {
     rc = ht_args_bad(&a, "%s needs --killpercent", rounds_given ? "--rounds" : "--seed");
+    goto out;
+  }
+  if (global_given && !(use_locks && model == HT_LOCKS_COARSE)) {
+    rc = ht_args_bad(&a, "--global needs --locks coarse");
     goto out;
   }
   if (!nd)
@@ -162,7 +187,11 @@ int cmd_replay(int argc, char **argv)
   snprintf(opfile, sizeof(opfile), "%s/ops", tmp);
   snprintf(runner, sizeof(runner), "%s/heaptape-replay", bindir);
   HtReplayPrep prep;
-  int bad = ht_replay_prepare(r, opfile, &prep, err, sizeof(err));
+  HtLocks locks;
+  int bad = use_locks && ht_locks_init(&locks, model, (unsigned)global_pct);
+  if (bad) snprintf(err, sizeof(err), "out of memory");
+  else bad = ht_replay_prepare(r, use_locks ? &locks : NULL, opfile, &prep, err, sizeof(err));
+  if (use_locks) ht_locks_free(&locks);
   if (!bad) ht_cli_warn_damage(path, r);
   ht_reader_close(r);
   if (bad) {

@@ -43,16 +43,27 @@ extern "C" {
 **
 ** Handle-based (moving) allocators: when lock() is set, the pointer a
 ** driver returns is an opaque handle; the runner calls lock(h) to get the
-** block's address before touching it and unlock(h) right after.
+** block's address before touching it and unlock(h) right after. With
+** `heaptape replay --locks MODEL` the runner also locks and unlocks blocks
+** where the locking model says the program holds them (Lock/Unlock ops):
+** locks nest (a block locked twice needs two unlocks before it may move),
+** and a block is always unlocked before it is freed or reallocated. A
+** driver without lock() never sees those ops.
 */
 
-#define HEAPTAPE_DRIVER_VERSION 1
+/* Version 2 added the compaction counters of heaptape_driver_stats; the
+** runner takes drivers of version 1 and 2 (a version 1 driver fills the
+** first three fields only). */
+#define HEAPTAPE_DRIVER_VERSION 2
 
 /* What a driver knows about its own heap; fields it cannot tell stay 0. */
 typedef struct heaptape_driver_stats {
   uint64_t in_use;           /* bytes the program holds (allocator's view) */
   uint64_t mapped;           /* bytes the allocator has obtained from the OS */
   uint64_t highest;          /* highest address handed out (0 = unknown) */
+  /* Version 2: moving allocators. */
+  uint64_t compactions;      /* compaction passes so far */
+  uint64_t moved;            /* bytes moved by them so far */
 } heaptape_driver_stats;
 
 typedef struct heaptape_driver {

@@ -6,8 +6,10 @@
 #include <stdint.h>
 
 /*
-** opfile := head rec{nops}        (host byte order; a private temporary file)
-** rec.op  : 'N' new block, 'F' free (ht_ops HT_OP_*)
+** opfile := head rec{nrecs}       (host byte order; a private temporary file)
+** rec.op  : 'N' new block, 'F' free (ht_ops HT_OP_*); 'K' lock, 'U' unlock
+**           (HT_OP_LOCK/UNLOCK of src/analyze/locks.h, only with --locks):
+**           not operations of the program, counted in nrecs, not in nops
 ** rec.flags: HT_OPF_* of src/analyze/ops.h. A Free with HT_OPF_REALLOC is
 **           always completed later by a New with HT_OPF_REALLOC whose aux is
 **           its handle (the writer clears the flag of realloc Frees that are
@@ -15,19 +17,20 @@
 ** rec.aux : New: alignment (HT_OPF_ALIGN) or the replaced handle (REALLOC).
 */
 
-#define HT_OPFILE_MAGIC "HTOPS\0\0\1"
+#define HT_OPFILE_MAGIC "HTOPS\0\0\2"  /* 2: K and U records, nrecs */
 
 typedef struct HtOpFileHead {
   char magic[8];             /* HT_OPFILE_MAGIC */
-  uint64_t nops;             /* records */
+  uint64_t nops;             /* operations of the program (N and F records) */
   uint64_t nhandles;         /* handles are 1..nhandles */
   uint64_t peak;             /* largest live bytes */
   uint64_t peak_index;       /* op after which live bytes first peak */
-  uint64_t reserved[3];      /* zero */
+  uint64_t nrecs;            /* records: nops plus the K and U records */
+  uint64_t reserved[2];      /* zero */
 } HtOpFileHead;
 
 typedef struct HtOpRec {
-  uint8_t op;                /* 'N' or 'F' */
+  uint8_t op;                /* 'N', 'F', 'K' or 'U' */
   uint8_t flags;             /* HT_OPF_* */
   uint16_t pad;              /* zero */
   uint32_t tid;              /* thread of the tape */

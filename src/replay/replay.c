@@ -12,6 +12,7 @@
 #include "opfile.h"
 #include "../base/grow.h"
 #include "../analyze/ops.h"
+#include "../analyze/locks.h"
 #include "../output/svgplot.h"
 
 /* -- The operations file -------------------------------------------------- */
@@ -31,31 +32,42 @@ typedef struct Prep {
   FILE *f;                   /* the file */
   HtOps o;                   /* operations stream */
   HtMap pend;                /* tid -> record index + 1 of a realloc Free awaiting its New */
+  uint64_t nrecs;            /* records written */
   int bad;                   /* a write failed */
 } Prep;
+
+/* One op of the stream (or a Lock/Unlock of the model): its record. */
+static void replay_emit(void *ctx, const HtOp *op)
+{
+  Prep *P = ctx;
+  if (P->bad) return;
+  if (op->op == HT_OP_NEW || op->op == HT_OP_FREE) {
+    uint64_t *pv = ht_map_get(&P->pend, op->tid);
+    if (pv && *pv) {
+      if (!(op->op == HT_OP_NEW && (op->flags & HT_OPF_REALLOC))) P->bad |= replay_unpend(P->f, *pv - 1);
+      *pv = 0;
+    }
+    if (op->op == HT_OP_FREE && (op->flags & HT_OPF_REALLOC) &&
+        ht_map_put(&P->pend, op->tid, P->nrecs + 1)) P->bad = 1;
+  }
+  HtOpRec rec = {.op = op->op, .flags = op->flags, .tid = op->tid, .handle = op->handle,
+                 .size = op->size,
+                 .aux = (op->flags & HT_OPF_ALIGN) ? op->align : op->old};
+  P->bad |= fwrite(&rec, sizeof(rec), 1, P->f) != 1;
+  P->nrecs++;
+}
 
 /* One resolved event: its record, if it is an op. */
 static void replay_op(void *ctx, const HtRes *res)
 {
   Prep *P = ctx;
   HtOp op;
-  if (P->bad || !ht_ops_res(&P->o, res, &op)) return;
-  uint64_t *pv = ht_map_get(&P->pend, op.tid);
-  if (pv && *pv) {
-    if (!(op.op == HT_OP_NEW && (op.flags & HT_OPF_REALLOC))) P->bad |= replay_unpend(P->f, *pv - 1);
-    *pv = 0;
-  }
-  if (op.op == HT_OP_FREE && (op.flags & HT_OPF_REALLOC) &&
-      ht_map_put(&P->pend, op.tid, op.index + 1)) P->bad = 1;
-  HtOpRec rec = {.op = op.op, .flags = op.flags, .tid = op.tid, .handle = op.handle,
-                 .size = op.size,
-                 .aux = (op.flags & HT_OPF_ALIGN) ? op.align : op.old};
-  P->bad |= fwrite(&rec, sizeof(rec), 1, P->f) != 1;
+  if (!P->bad && ht_ops_res(&P->o, res, &op)) replay_emit(P, &op);
 }
 
 /* Write the operations file of a tape. */
-int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *err,
-                      size_t errlen)
+int ht_replay_prepare(HtReader *r, HtLocks *locks, const char *opfile, HtReplayPrep *p,
+                      char *err, size_t errlen)
 {
   Prep P = {.f = fopen(opfile, "w+")};
   FILE *f = P.f;
@@ -67,21 +79,29 @@ int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *er
   }
   HtOpFileHead h = {.magic = HT_OPFILE_MAGIC};
   P.bad = fwrite(&h, sizeof(h), 1, f) != 1;
-  HtResolve rs;
-  ht_resolve_init(&rs);
-  if (!P.bad && ht_resolve_run(&rs, r, replay_op, NULL, &P)) o->oom = 1;
-  ht_resolve_free(&rs);
+  if (!P.bad && locks) {
+    if (ht_locks_run(locks, r, o, replay_emit, &P)) o->oom = 1;
+  } else if (!P.bad) {
+    HtResolve rs;
+    ht_resolve_init(&rs);
+    if (ht_resolve_run(&rs, r, replay_op, NULL, &P)) o->oom = 1;
+    ht_resolve_free(&rs);
+  }
   int bad = P.bad;
   size_t it = 0;
   uint64_t k, v;
   while (!bad && ht_map_next(&P.pend, &it, &k, &v))
     if (v) bad |= replay_unpend(f, v - 1);
   h.nops = o->nops;
+  h.nrecs = P.nrecs;
   h.nhandles = o->next_handle - 1;
   h.peak = o->peak;
   h.peak_index = o->peak_index;
   *p = (HtReplayPrep){.nops = h.nops, .nhandles = h.nhandles, .peak = h.peak,
-                      .peak_index = h.peak_index, .unknown_frees = o->unknown_frees};
+                      .peak_index = h.peak_index, .unknown_frees = o->unknown_frees,
+                      .locks = locks ? locks->locks : 0, .unlocks = locks ? locks->unlocks : 0,
+                      .model = locks ? (int)locks->model : -1,
+                      .global_pct = locks ? locks->global_pct : 0};
   if (!bad && (fflush(f) || pwrite(fileno(f), &h, sizeof(h), 0) != (ssize_t)sizeof(h))) bad = 1;
   if (o->oom) snprintf(err, errlen, "out of memory");
   else if (bad) snprintf(err, errlen, "%s: write error (%s)", opfile, strerror(errno));
@@ -120,6 +140,10 @@ static int replay_read_result(const char *path, HtReplayResult *res)
     else if (!strcmp(key, "ns_total")) res->ns_total = u;
     else if (!strcmp(key, "ns_max")) res->ns_max = u;
     else if (!strcmp(key, "wall_ns")) res->wall_ns = u;
+    else if (!strcmp(key, "n_lock")) res->n_lock = u;
+    else if (!strcmp(key, "ns_lock")) res->ns_lock = u;
+    else if (!strcmp(key, "compactions")) res->compactions = u;
+    else if (!strcmp(key, "moved")) res->moved = u;
     else for (int c = 0; c < 4; c++) {
       if (!strncmp(key, "n_", 2) && !strcmp(key + 2, cls[c])) res->n_by[c] = u;
       if (!strncmp(key, "ns_", 3) && !strcmp(key + 3, cls[c])) res->ns_by[c] = u;
@@ -220,6 +244,12 @@ void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
   ht_svg_fmt(a, sizeof(a), (double)p->peak, HT_SVG_BYTES);
   fprintf(f, "heaptape replay of %s: %" PRIu64 " ops, %" PRIu64 " blocks, live peak %s at op %"
           PRIu64 "\n", tape, p->nops, p->nhandles, a, p->peak_index);
+  if (p->model == HT_LOCKS_COARSE)
+    fprintf(f, "locks: coarse model (blocks living >= %u%% of the ops locked for life), %" PRIu64
+            " locks, %" PRIu64 " unlocks\n", p->global_pct, p->locks, p->unlocks);
+  else if (p->model == HT_LOCKS_FINE)
+    fprintf(f, "locks: fine model (life +1 own op, -0.5 others'), %" PRIu64 " locks, %" PRIu64
+            " unlocks\n", p->locks, p->unlocks);
   const HtReplayResult *ok = NULL;
   for (size_t i = 0; i < n && !ok; i++) if (!res[i].problem[0]) ok = &res[i];
   if (kill && ok) {
@@ -246,6 +276,20 @@ void ht_replay_text(FILE *f, const char *tape, const HtReplayPrep *p,
             r->ops ? (double)r->ns_total / (double)r->ops : 0.0, (double)r->ns_max / 1000.0,
             r->fails, r->corrupt ? " CORRUPT" : "");
   }
+  int handles = 0;
+  for (size_t i = 0; i < n; i++) handles |= res[i].n_lock || res[i].compactions;
+  if (handles) {  /* handle-based drivers: what locking cost and what compaction did */
+    fprintf(f, "\n%-12s %12s %10s %12s %12s\n", "allocator", "lock calls", "lock time",
+            "compactions", "bytes moved");
+    for (size_t i = 0; i < n; i++) {
+      const HtReplayResult *r = &res[i];
+      if (r->problem[0] || !(r->n_lock || r->compactions)) continue;
+      ht_svg_fmt(a, sizeof(a), (double)r->ns_lock, HT_SVG_NS);
+      ht_svg_fmt(b, sizeof(b), (double)r->moved, HT_SVG_BYTES);
+      fprintf(f, "%-12s %12" PRIu64 " %10s %12" PRIu64 " %12s\n", r->name, r->n_lock, a,
+              r->compactions, b);
+    }
+  }
   fprintf(f, "\nRSS and mapped are above the runner's baseline; frag = RSS held beyond the\n"
              "live bytes (at the live peak, and the mean share over the run); max op in us.\n");
   for (size_t i = 0; i < n; i++)
@@ -267,6 +311,10 @@ void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
   if (kill)
     fprintf(f, "  \"killpercent\": %u, \"rounds\": %" PRIu64 ", \"seed\": %" PRIu64 ",\n",
             kill->pct, kill->rounds, kill->seed);
+  if (p->model >= 0)
+    fprintf(f, "  \"locks\": {\"model\": \"%s\", \"global_pct\": %u, \"locks\": %" PRIu64
+            ", \"unlocks\": %" PRIu64 "},\n", p->model == HT_LOCKS_COARSE ? "coarse" : "fine",
+            p->global_pct, p->locks, p->unlocks);
   fprintf(f, "  \"allocators\": [");
   for (size_t i = 0; i < n; i++) {
     const HtReplayResult *r = &res[i];
@@ -286,6 +334,9 @@ void ht_replay_json(FILE *f, const char *tape, const HtReplayPrep *p,
     fprintf(f, "     \"call_ns\": {\"malloc\": %" PRIu64 ", \"free\": %" PRIu64 ", \"realloc\": %"
             PRIu64 ", \"other\": %" PRIu64 "},\n", r->ns_by[0], r->ns_by[1], r->ns_by[2],
             r->ns_by[3]);
+    fprintf(f, "     \"lock_calls\": %" PRIu64 ", \"lock_ns\": %" PRIu64 ", \"compactions\": %"
+            PRIu64 ", \"moved_bytes\": %" PRIu64 ",\n", r->n_lock, r->ns_lock, r->compactions,
+            r->moved);
     if (kill) {
       fprintf(f, "     \"live_peak\": %" PRIu64 ", \"live_blocks\": %" PRIu64
               ", \"round_kills\": [", r->live_peak, r->live_blocks);

@@ -14,6 +14,9 @@ typedef struct HtReplayPrep {
   uint64_t peak;             /* largest live bytes */
   uint64_t peak_index;       /* op where it is first reached */
   uint64_t unknown_frees;    /* frees of blocks from before the recording */
+  uint64_t locks, unlocks;   /* Lock and Unlock records of the locking model */
+  int model;                 /* HtLockModel of --locks, or -1 */
+  unsigned global_pct;       /* its coarse threshold */
 } HtReplayPrep;
 
 
@@ -49,13 +52,19 @@ typedef struct HtReplayResult {
   uint64_t ns_max;           /* slowest call */
   uint64_t wall_ns;          /* the whole replay loop (touching included) */
   uint64_t n_by[4], ns_by[4]; /* calls and time: malloc, free, realloc, other */
+  uint64_t n_lock, ns_lock;  /* lock() and unlock() calls of the locking model, time */
+  uint64_t compactions;      /* the driver's compaction passes (stats, 0 = none) */
+  uint64_t moved;            /* bytes they moved */
   HtReplaySample *s;         /* series (owned) */
   size_t ns;                 /* samples */
 } HtReplayResult;
 
-/* Write the operations file of a tape. Returns 0, or -1 with err set. */
-int ht_replay_prepare(HtReader *r, const char *opfile, HtReplayPrep *p, char *err,
-                      size_t errlen) HT_HIDDEN;
+struct HtLocks;
+/* Write the operations file of a tape, with the Lock and Unlock records of
+** locks (a model fresh from ht_locks_init) unless it is NULL. Returns 0, or
+** -1 with err set. */
+int ht_replay_prepare(HtReader *r, struct HtLocks *locks, const char *opfile, HtReplayPrep *p,
+                      char *err, size_t errlen) HT_HIDDEN;
 /* Run one driver (path[:args]) over opfile in a child process; touch is
 ** "page", "all" or "none"; kill the rounds or NULL; tmp a directory for the
 ** result files. Returns 0 when the runner finished, -1 with res->problem set

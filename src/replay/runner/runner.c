@@ -15,6 +15,7 @@
 #include "heaptape_driver.h"
 #include "../opfile.h"
 #include "../../analyze/ops.h"
+#include "../../analyze/locks.h"
 
 /*
 ** usage: heaptape-replay OPFILE DRIVER[:ARGS] RESULT SERIES TOUCH INTERVAL
@@ -38,6 +39,7 @@ typedef struct Slot {
   void *p;                   /* driver's pointer (NULL: not live or failed) */
   uint64_t size;             /* requested bytes */
   uint64_t live;             /* live on the tape (its New came, its Free not yet) */
+  uint64_t locked;           /* locks of the locking model held (K records) */
 } Slot;
 
 /* A block kept alive from an earlier pass (killpercent rounds). */
@@ -45,6 +47,7 @@ typedef struct Kept {
   void *p;                   /* driver's pointer (NULL: its allocation failed) */
   uint64_t size;             /* requested bytes */
   uint64_t handle;           /* handle it had in its pass (its stamp) */
+  uint64_t locked;           /* locks of the locking model it still holds */
 } Kept;
 
 typedef struct Runner {
@@ -63,6 +66,7 @@ typedef struct Runner {
   uint64_t oom_calls;        /* oom hook invocations */
   uint64_t kills;            /* blocks freed between passes (killpercent) */
   uint64_t timer_ns;         /* cost of one pair of clock reads (subtracted) */
+  uint64_t n_lock, ns_lock;  /* lock()/unlock() calls of K and U records, their time */
 } Runner;
 
 /* Monotonic nanoseconds. */
@@ -122,7 +126,8 @@ static const HtOpFileHead *runner_map(const char *path, size_t *len)
   if (p == MAP_FAILED) return NULL;
   const HtOpFileHead *h = p;
   if (memcmp(h->magic, HT_OPFILE_MAGIC, 8) ||
-      (size_t)sb.st_size < sizeof(*h) + h->nops * sizeof(HtOpRec)) return NULL;
+      h->nrecs < h->nops || (size_t)sb.st_size < sizeof(*h) + h->nrecs * sizeof(HtOpRec))
+    return NULL;
   *len = (size_t)sb.st_size;
   return h;
 }
@@ -174,15 +179,48 @@ static void runner_touch(Runner *R, void *h, uint64_t from, uint64_t size, uint6
   runner_unlock(R, h);
 }
 
-/* Whether a block still carries its handle stamp. */
+/* Whether a block still carries its handle stamp -- and, with --touch all,
+** every byte the runner wrote (moving allocators must keep them all). */
 static void runner_check(Runner *R, void *h, uint64_t size, uint64_t handle)
 {
-  if (size < 8 || !h) return;
+  if (!h || (size < 8 && R->touch != 2)) return;
   unsigned char *p = runner_lock(R, h);
   uint64_t v = 0;
-  if (p) memcpy(&v, p, 8);
-  if (v != handle) R->corrupt++;
+  if (p && size >= 8) memcpy(&v, p, 8);
+  int bad = !p || (size >= 8 && v != handle);
+  if (p && R->touch == 2)
+    for (uint64_t i = size >= 8 ? 8 : 0; i < size && !bad; i++)
+      bad = p[i] != (unsigned char)(i * 31 + 7);
+  if (bad) R->corrupt++;
   runner_unlock(R, h);
+}
+
+/* A K or U record: pin or release a block for a handle-based driver (the
+** others ignore them). A block is never left locked across its free. */
+static void runner_lockop(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh)
+{
+  if (!R->d->lock || o->handle == 0 || o->handle > nh) return;
+  Slot *s = &slot[o->handle];
+  if (!s->p || (o->op == HT_OP_UNLOCK && !s->locked)) return;
+  uint64_t t0 = runner_now();
+  if (o->op == HT_OP_LOCK) {
+    if (!R->d->lock(R->st, s->p)) R->corrupt++;
+    s->locked++;
+  } else {
+    R->d->unlock(R->st, s->p);
+    s->locked--;
+  }
+  uint64_t ns = runner_now() - t0;
+  ns = ns > R->timer_ns ? ns - R->timer_ns : 0;
+  R->ns_lock += ns;
+  R->ns_total += ns;
+  R->n_lock++;
+}
+
+/* Release the model's locks of a block before it is freed or reallocated. */
+static void runner_unpin(Runner *R, void *p, uint64_t *locked)
+{
+  for (; *locked; (*locked)--) runner_unlock(R, p);
 }
 
 /* Account one driver call of op class c that took ns. */
@@ -229,6 +267,7 @@ static void runner_op(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh, uint
     *used -= s->size;
     if (o->flags & HT_OPF_REALLOC) return;  /* the New with R completes it */
     if (!s->p) return;                      /* its allocation had failed */
+    runner_unpin(R, s->p, &s->locked);
     runner_check(R, s->p, s->size, o->handle);
     uint64_t t0 = runner_now();
     R->d->free(R->st, s->p, s->size, o->handle);
@@ -238,9 +277,11 @@ static void runner_op(Runner *R, const HtOpRec *o, Slot *slot, uint64_t nh, uint
   }
   *used += o->size;
   s->size = o->size;
+  s->locked = 0;
   Slot *old = NULL;
   if ((o->flags & HT_OPF_REALLOC) && o->aux && o->aux <= nh && slot[o->aux].p)
     old = &slot[o->aux];
+  if (old) runner_unpin(R, old->p, &old->locked);
   if (old && R->d->realloc) {
     runner_check(R, old->p, old->size, o->aux);
     void *p = runner_alloc(R, o, old, &ns);
@@ -348,13 +389,15 @@ static uint64_t runner_kill(Runner *R, Slot *slot, uint64_t nh, Rounds *K, uint6
   uint64_t n = 0;
   for (uint64_t k = 0; k < K->nkept; k++) c[n++] = K->kept[k];
   for (uint64_t k = 1; k <= nh; k++)
-    if (slot[k].live) c[n++] = (Kept){.p = slot[k].p, .size = slot[k].size, .handle = k};
+    if (slot[k].live)
+      c[n++] = (Kept){.p = slot[k].p, .size = slot[k].size, .handle = k, .locked = slot[k].locked};
   uint64_t nkill = live * K->pct / 100;
   for (uint64_t j = 0; j < nkill; j++) {  /* partial Fisher-Yates: victims first */
     uint64_t r = j + runner_rand(&K->rng) % (live - j);
     Kept t = c[j]; c[j] = c[r]; c[r] = t;
     *used -= c[j].size;
     if (!c[j].p) continue;  /* its allocation had failed */
+    runner_unpin(R, c[j].p, &c[j].locked);
     runner_check(R, c[j].p, c[j].size, c[j].handle);
     uint64_t t0 = runner_now();
     R->d->free(R->st, c[j].p, c[j].size, c[j].handle);
@@ -384,8 +427,8 @@ static const heaptape_driver *runner_driver(char **argv, char *spec, const char 
   const heaptape_driver *(*get)(void) =
     (const heaptape_driver *(*)(void))dlsym(h, "heaptape_driver_get");
   const heaptape_driver *d = get ? get() : NULL;
-  if (!d || d->version != HEAPTAPE_DRIVER_VERSION || !d->malloc || !d->free) {
-    fprintf(stderr, "heaptape-replay: %s: not a heaptape driver (version %d)\n", spec,
+  if (!d || d->version < 1 || d->version > HEAPTAPE_DRIVER_VERSION || !d->malloc || !d->free) {
+    fprintf(stderr, "heaptape-replay: %s: not a heaptape driver (versions 1 to %d)\n", spec,
             HEAPTAPE_DRIVER_VERSION);
     return NULL;
   }
@@ -429,6 +472,7 @@ int main(int argc, char **argv)
   const HtOpFileHead *h = runner_map(argv[1], &maplen);
   if (!h) { fprintf(stderr, "heaptape-replay: %s: bad operations file\n", argv[1]); return 4; }
   const HtOpRec *ops = (const HtOpRec *)(h + 1);
+  uint64_t nrecs = h->nrecs;
   uint64_t nh = h->nhandles, nsamp = passes * (h->nops / interval + 3);
   Slot *slot = runner_anon((nh + 1) * sizeof(Slot));
   HtReplaySample *samp = runner_anon(nsamp * sizeof(HtReplaySample));
@@ -458,17 +502,22 @@ int main(int argc, char **argv)
       nkills++;
       R.kills += k;
     }
-    for (uint64_t i = 0; i < h->nops; i++) {
-      runner_op(&R, &ops[i], slot, nh, &used);
-      uint64_t g = pass * h->nops + i;  /* op index over all passes */
-      int at_peak = !pass && i == h->peak_index && h->peak;
+    for (uint64_t ri = 0, i = 0; ri < nrecs; ri++) {
+      if (ops[ri].op == HT_OP_LOCK || ops[ri].op == HT_OP_UNLOCK) {
+        runner_lockop(&R, &ops[ri], slot, nh);
+        continue;
+      }
+      if (i >= h->nops) break;
+      runner_op(&R, &ops[ri], slot, nh, &used);
+      uint64_t g = pass * h->nops + i++;  /* op index over all passes */
+      int at_peak = !pass && i - 1 == h->peak_index && h->peak;
       if (pass && used > max_used) {  /* a later pass outgrew the tape's peak */
         int64_t size, rss;
         runner_statm(&R, &size, &rss);
         max_used = used;
         held_at_peak = rss - R.base_rss;
       }
-      if (g + 1 != next && !at_peak && i + 1 != h->nops) continue;
+      if (g + 1 != next && !at_peak && i != h->nops) continue;
       if (g + 1 == next) next += interval;
       HtReplaySample *s = &samp[n < nsamp ? n : nsamp - 1];
       int64_t size, rss;
@@ -496,6 +545,12 @@ int main(int argc, char **argv)
   uint64_t live_blocks = 0;
   for (uint64_t k = 0; k < K.nkept; k++) live_blocks += K.kept[k].p != NULL;
   for (uint64_t k = 1; k <= nh; k++) live_blocks += slot[k].p != NULL;
+  /* Every block live at the end still holds what the runner wrote into it
+  ** (a moving allocator may have moved it any number of times). */
+  for (uint64_t k = 0; k < K.nkept; k++) runner_check(&R, K.kept[k].p, K.kept[k].size, K.kept[k].handle);
+  for (uint64_t k = 1; k <= nh; k++) runner_check(&R, slot[k].p, slot[k].size, k);
+  heaptape_driver_stats fin = {0};
+  if (R.d->stats && R.d->version >= 2) R.d->stats(R.st, &fin);
   if (R.d->destroy) R.d->destroy(R.st);
 
   fprintf(res, "name %s\n", R.d->name ? R.d->name : "?");
@@ -509,6 +564,8 @@ int main(int argc, char **argv)
           frag_n ? frag_sum / (double)frag_n : 0.0);
   fprintf(res, "ns_total %" PRIu64 "\nns_max %" PRIu64 "\nwall_ns %" PRIu64 "\n", R.ns_total,
           R.ns_max, wall);
+  fprintf(res, "n_lock %" PRIu64 "\nns_lock %" PRIu64 "\ncompactions %" PRIu64 "\nmoved %" PRIu64
+          "\n", R.n_lock, R.ns_lock, fin.compactions, fin.moved);
   static const char *const cls[] = {"malloc", "free", "realloc", "other"};
   for (int c = 0; c < 4; c++)
     fprintf(res, "n_%s %" PRIu64 "\nns_%s %" PRIu64 "\n", cls[c], R.n_by[c], cls[c], R.ns_by[c]);

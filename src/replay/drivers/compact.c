@@ -1,0 +1,290 @@
+/* heaptape -- a handle-based compacting allocator, as a replay driver: handles
+** index a table of block addresses, blocks lie in address order in one
+** region, and unlocked blocks slide down over the holes when enough of the
+** region is holes; a lock pins a block where it is. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "heaptape_driver.h"
+
+/*
+** The heap is one reserved region [base, end): blocks from base to top, each
+** a 16-byte header and the payload rounded up to 16 bytes; new blocks go at
+** top (a bump pointer). A free turns its block into a hole (a header with
+** no handle); freeing the block just below top lowers top instead.
+**
+** Compaction walks the blocks in address order and slides every unlocked
+** live block down to the lowest free address, updating its table entry; a
+** locked block stays, and the gap below it stays a hole (stuck) until a
+** later compaction finds the block unlocked. The pages above the new top
+** go back to the kernel (MADV_DONTNEED), so RSS follows.
+**
+** When: before an allocation, if the holes a compaction could reclaim
+** (holes - stuck) are more than threshold % of the heap (top - base) and at
+** least MIN_RECLAIM bytes; and from oom() when the region is full.
+**
+** Handles: the pointer the runner gets is table index + 1, never an address;
+** lock(h) returns the payload's address and pins the block until unlock(h)
+** (locks nest). Alignment beyond 16 is not kept (blocks move), so there is
+** no aligned(): the runner falls back to malloc and does not check the
+** alignment of a handle-based driver's blocks. args: "threshold=PCT,heap=BYTES"
+** (defaults 25 and 4 GiB of address space, reserved, not committed).
+*/
+
+#define ALIGN 16
+#define MIN_RECLAIM (64u << 10)     /* never compact for less than 64 KiB */
+#define DEF_THRESHOLD 25            /* % of the heap in reclaimable holes */
+#define DEF_HEAP (4ull << 30)       /* address space reserved */
+#define PAGE 4096
+
+typedef struct Hdr {
+  uint32_t idx;              /* table index + 1 of the block's entry; 0 = hole */
+  uint32_t pad;              /* zero */
+  uint64_t size;             /* bytes of the block, this header included */
+} Hdr;
+
+typedef struct Entry {
+  unsigned char *p;          /* the block's header; NULL when the entry is free */
+  uint32_t locks;            /* lock() calls not yet unlocked */
+  uint32_t next;             /* free entry: index + 1 of the next free one */
+} Entry;
+
+typedef struct Heap {
+  unsigned char *base;       /* start of the region */
+  unsigned char *top;        /* first byte above the last block */
+  unsigned char *end;        /* end of the reservation */
+  size_t reserved;           /* bytes reserved */
+  Entry *tab;                /* handle table */
+  uint32_t ntab, captab;     /* entries used, allocated */
+  uint32_t freeent;          /* index + 1 of the first free entry */
+  uint64_t holes;            /* hole bytes below top */
+  uint64_t stuck;            /* of which the last compaction could not remove */
+  unsigned threshold;        /* % of the heap in reclaimable holes that compacts */
+  uint64_t compactions;      /* compaction passes */
+  uint64_t moved;            /* bytes moved by them */
+} Heap;
+
+/* -- Compaction ------------------------------------------------------------ */
+
+/* Slide every unlocked block down over the holes; returns the bytes reclaimed. */
+static uint64_t compact_run(Heap *H)
+{
+  unsigned char *dst = H->base, *q = H->base, *old_top = H->top;
+  uint64_t stuck = 0;
+  while (q < H->top) {
+    Hdr *b = (Hdr *)q;
+    uint64_t sz = b->size;
+    if (b->idx) {
+      Entry *e = &H->tab[b->idx - 1];
+      if (e->locks) {  /* pinned: the gap below it stays a hole */
+        if (dst < q) {
+          *(Hdr *)dst = (Hdr){.idx = 0, .size = (uint64_t)(q - dst)};
+          stuck += (uint64_t)(q - dst);
+        }
+        dst = q + sz;
+      } else {
+        if (dst != q) {
+          memmove(dst, q, sz);
+          e->p = dst;
+          H->moved += sz;
+        }
+        dst += sz;
+      }
+    }
+    q += sz;
+  }
+  uint64_t reclaimed = H->holes - stuck;
+  H->top = dst;
+  H->holes = H->stuck = stuck;
+  H->compactions++;
+  unsigned char *from = H->base + (((size_t)(dst - H->base) + PAGE - 1) & ~(size_t)(PAGE - 1));
+  if (old_top > from) madvise(from, (size_t)(old_top - from), MADV_DONTNEED);
+  return reclaimed;
+}
+
+/* Compact if enough of the heap is reclaimable holes. */
+static void compact_maybe(Heap *H)
+{
+  uint64_t can = H->holes - H->stuck, span = (uint64_t)(H->top - H->base);
+  if (can >= MIN_RECLAIM && can * 100 > (uint64_t)H->threshold * span) compact_run(H);
+}
+
+/* -- Blocks and handles ----------------------------------------------------- */
+
+/* A free table entry's index, or UINT32_MAX when out of memory. */
+static uint32_t compact_entry(Heap *H)
+{
+  if (H->freeent) {
+    uint32_t i = H->freeent - 1;
+    H->freeent = H->tab[i].next;
+    return i;
+  }
+  if (H->ntab == H->captab) {
+    uint32_t cap = H->captab ? H->captab * 2 : 4096;
+    Entry *t = realloc(H->tab, (size_t)cap * sizeof(Entry));
+    if (!t) return UINT32_MAX;
+    H->tab = t;
+    H->captab = cap;
+  }
+  return H->ntab++;
+}
+
+/* A new block of size bytes at top: its handle, or NULL when the region is full. */
+static void *compact_malloc(void *st, size_t size, uint64_t handle)
+{
+  (void)handle;
+  Heap *H = st;
+  compact_maybe(H);
+  uint64_t need = (sizeof(Hdr) + (uint64_t)size + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+  if (size > H->reserved || need > (uint64_t)(H->end - H->top)) return NULL;
+  uint32_t i = compact_entry(H);
+  if (i == UINT32_MAX) return NULL;
+  Hdr *b = (Hdr *)H->top;
+  *b = (Hdr){.idx = i + 1, .size = need};
+  H->tab[i] = (Entry){.p = H->top};
+  H->top += need;
+  return (void *)(uintptr_t)(i + 1);
+}
+
+/* The table entry of handle h. */
+static Entry *compact_get(Heap *H, void *h)
+{
+  return &H->tab[(uintptr_t)h - 1];
+}
+
+/* Free a block: a hole, or a lower top if it was the last one. */
+static void compact_free(void *st, void *h, size_t size, uint64_t handle)
+{
+  (void)size; (void)handle;
+  Heap *H = st;
+  uint32_t i = (uint32_t)((uintptr_t)h - 1);
+  Entry *e = compact_get(H, h);
+  Hdr *b = (Hdr *)e->p;
+  if (e->p + b->size == H->top) H->top = e->p;
+  else { b->idx = 0; H->holes += b->size; }
+  *e = (Entry){.p = NULL, .next = H->freeent};
+  H->freeent = i + 1;
+}
+
+/* Resize: in place when the block shrinks (the rest becomes a hole) or is
+** the last one, else a new block, copied. */
+static void *compact_realloc(void *st, void *h, size_t old_size, size_t size, uint64_t handle)
+{
+  Heap *H = st;
+  Entry *e = compact_get(H, h);
+  Hdr *b = (Hdr *)e->p;
+  uint64_t need = (sizeof(Hdr) + (uint64_t)size + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+  if (e->p + b->size == H->top && need <= (uint64_t)(H->end - e->p)) {
+    H->top = e->p + need;
+    b->size = need;
+    return h;
+  }
+  if (need <= b->size) {
+    if (need < b->size) {
+      *(Hdr *)(e->p + need) = (Hdr){.idx = 0, .size = b->size - need};
+      H->holes += b->size - need;
+      b->size = need;
+    }
+    return h;
+  }
+  void *n = compact_malloc(st, size, handle);  /* may compact: e->p may move */
+  if (!n) return NULL;
+  memcpy(compact_get(H, n)->p + sizeof(Hdr), compact_get(H, h)->p + sizeof(Hdr),
+         old_size < size ? old_size : size);
+  compact_free(st, h, old_size, handle);
+  return n;
+}
+
+/* Pin a block and return its payload's address. */
+static void *compact_lock(void *st, void *h)
+{
+  Entry *e = compact_get(st, h);
+  e->locks++;
+  return e->p + sizeof(Hdr);
+}
+
+/* Unpin a block (one lock). */
+static void compact_unlock(void *st, void *h)
+{
+  Entry *e = compact_get(st, h);
+  if (e->locks) e->locks--;
+}
+
+/* Out of room: compact whatever can move; retry if that made room. */
+static int compact_oom(void *st, size_t size)
+{
+  (void)size;
+  Heap *H = st;
+  return H->holes > H->stuck && compact_run(H) > 0;
+}
+
+/* -- Set-up and figures ----------------------------------------------------- */
+
+/* Parse "threshold=PCT,heap=BYTES" and reserve the region. */
+static int compact_init(void **state, const char *args)
+{
+  Heap *H = calloc(1, sizeof(*H));
+  if (!H) return -1;
+  H->threshold = DEF_THRESHOLD;
+  H->reserved = DEF_HEAP;
+  for (const char *a = args; a && *a;) {
+    char *endp;
+    if (!strncmp(a, "threshold=", 10)) {
+      unsigned long v = strtoul(a + 10, &endp, 10);
+      if (endp == a + 10 || v > 100) { free(H); return -1; }
+      H->threshold = (unsigned)v;
+    } else if (!strncmp(a, "heap=", 5)) {
+      unsigned long long v = strtoull(a + 5, &endp, 10);
+      if (endp == a + 5) { free(H); return -1; }
+      if (*endp == 'K' || *endp == 'k') { v <<= 10; endp++; }
+      else if (*endp == 'M' || *endp == 'm') { v <<= 20; endp++; }
+      else if (*endp == 'G' || *endp == 'g') { v <<= 30; endp++; }
+      H->reserved = (size_t)v;
+    } else { free(H); return -1; }
+    a = *endp == ',' ? endp + 1 : endp;
+    if (*endp && *endp != ',') { free(H); return -1; }
+  }
+  void *p = mmap(NULL, H->reserved, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) { free(H); return -1; }
+  H->base = H->top = p;
+  H->end = H->base + H->reserved;
+  *state = H;
+  return 0;
+}
+
+/* Give the region and the table back. */
+static void compact_destroy(void *st)
+{
+  Heap *H = st;
+  munmap(H->base, H->reserved);
+  free(H->tab);
+  free(H);
+}
+
+/* In use: the heap minus its holes; mapped: the heap (base to top). */
+static int compact_stats(void *st, heaptape_driver_stats *s)
+{
+  Heap *H = st;
+  s->mapped = (uint64_t)(H->top - H->base);
+  s->in_use = s->mapped - H->holes;
+  s->highest = (uint64_t)(uintptr_t)H->top;
+  s->compactions = H->compactions;
+  s->moved = H->moved;
+  return 0;
+}
+
+static const heaptape_driver compact_driver = {
+  .version = HEAPTAPE_DRIVER_VERSION, .name = "compact",
+  .init = compact_init, .destroy = compact_destroy,
+  .malloc = compact_malloc, .realloc = compact_realloc, .free = compact_free,
+  .oom = compact_oom, .lock = compact_lock, .unlock = compact_unlock, .stats = compact_stats,
+};
+
+/* The driver's table. */
+const heaptape_driver *heaptape_driver_get(void)
+{
+  return &compact_driver;
+}
