@@ -1,0 +1,57 @@
+#!/bin/sh
+# heaptape bench -- the python3 replay tape (bench_replay.sh's workload) under
+# glibc, jemalloc, mimalloc, tcmalloc and the handle-based compacting driver
+# with no locks and with Steve's coarse and fine locking models (heaptape
+# replay --locks); prints a markdown table of medians over RUNS runs.
+# Each run replays all seven configurations back to back (interleaved runs).
+# usage: sh bench/bench_locks.sh [BUILD_DIR] [RUNS]
+set -eu
+B=${1:-build}; RUNS=${2:-5}
+HT=$(cd "$B" && pwd)/heaptape
+T=$(mktemp -d /tmp/ht-bench-locks.XXXXXX); trap 'rm -rf "$T"' EXIT
+PY=/usr/bin/python3
+
+cat >"$T/work.py" <<'PY'
+import json, random
+random.seed(1)
+docs = []
+for r in range(40):
+    d = {"id%d" % i: {"name": "x" * random.randint(1, 200), "tags": list(range(i % 13))}
+         for i in range(2000)}
+    docs.append(json.dumps(d))
+    if len(docs) > 8: docs.pop(random.randrange(len(docs)))
+print(sum(len(s) for s in docs))
+PY
+PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$T/work.py" >/dev/null 2>&1
+
+r=1; while [ $r -le "$RUNS" ]; do
+  "$HT" replay "$T/python3.tape" --allocator all,compact --allocstats "$T/none.$r.json" >/dev/null
+  for m in coarse fine; do
+    "$HT" replay "$T/python3.tape" --allocator compact --locks $m --allocstats "$T/$m.$r.json" >/dev/null
+  done
+  r=$((r + 1))
+done
+
+"$PY" - "$T" "$RUNS" <<'PY'
+import json, statistics, sys
+t, runs = sys.argv[1], int(sys.argv[2])
+def mib(b): return "%.2f MiB" % (b / 1048576)
+rows = []
+for m in ["none", "coarse", "fine"]:
+    ds = [json.load(open("%s/%s.%d.json" % (t, m, r))) for r in range(1, runs + 1)]
+    for i, a in enumerate(ds[0]["allocators"]):
+        med = lambda k: statistics.median(d["allocators"][i][k] for d in ds)
+        name = a["driver"] + ("" if a["driver"] != "compact" else ", locks " + m)
+        rows.append((name, ds[0], med))
+d0 = rows[0][1]
+print("python3 tape: %d ops, %d blocks, live peak %s; medians of %d runs" % (
+    d0["ops"], d0["blocks"], mib(d0["live_peak"]), runs))
+print()
+print("| allocator | peak RSS | peak mapped | frag @ peak | frag mean | ns/op | alloc time | lock calls | lock time | compactions | moved |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for name, d, med in rows:
+    print("| %s | %s | %s | %.1f%% | %.1f%% | %.1f | %.1f ms | %d | %.1f ms | %d | %s |" % (
+        name, mib(med("peak_rss")), mib(med("peak_mapped")), med("frag_at_peak_pct"),
+        med("frag_mean_pct"), med("ns_per_op"), med("time_ns") / 1e6, med("lock_calls"),
+        med("lock_ns") / 1e6, med("compactions"), mib(med("moved_bytes"))))
+PY

@@ -1,0 +1,4 @@
+#!/bin/sh
+# heaptape locks --model coarse of a golden tape: every line (the rules are in
+# docs/ALLOCATORS.md; tests/unit/test_locks.c works them by hand).
+"$HEAPTAPE" locks --model coarse ../../data/rep_basic.tape
