@@ -40,7 +40,7 @@ rows = []
 for m in ["none", "coarse", "fine"]:
     ds = [json.load(open("%s/%s.%d.json" % (t, m, r))) for r in range(1, runs + 1)]
     for i, a in enumerate(ds[0]["allocators"]):
-        med = lambda k: statistics.median(d["allocators"][i][k] for d in ds)
+        med = lambda k, i=i, ds=ds: statistics.median(d["allocators"][i][k] for d in ds)
         name = a["driver"] + ("" if a["driver"] != "compact" else ", locks " + m)
         rows.append((name, ds[0], med))
 d0 = rows[0][1]
