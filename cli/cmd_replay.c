@@ -13,9 +13,11 @@
 #include "../src/format/reader.h"
 #include "../src/replay/replay.h"
 #include "../src/analyze/locks.h"
+#include "../src/analyze/opsread.h"
 
 static const char replay_usage[] =
   "usage: heaptape replay [options] FILE\n"
+  "  FILE is a tape, or an operations log (`heaptape ops` or `heaptape locks` output)\n"
   "  --allocator NAME[,NAME...]  built-in drivers: glibc, jemalloc, mimalloc, tcmalloc,\n"
   "                              all (the default when no --driver is given)\n"
   "  --driver PATH[:ARGS]        a driver .so (include/heaptape_driver.h); repeatable\n"
@@ -167,20 +169,21 @@ int cmd_replay(int argc, char **argv)
       drv[nd++] = strdup(p);
     }
 
-  HtReader *r;
+  HtReader *r = NULL;
   char err[512];
-  if (ht_cli_open_tape(path, &r)) {
+  int opslog = ht_opsread_is(path);  /* `heaptape ops` / `heaptape locks` output */
+  if (!opslog && ht_cli_open_tape(path, &r)) {
     rc = HT_EXIT_FAIL;
     goto out;
   }
-  if (ht_reader_header(r)->sample)
+  if (r && ht_reader_header(r)->sample)
     ht_cli_error("warning: %s: sampled tape; only the sampled blocks are replayed", path);
   const char *tdir = getenv("TMPDIR");
   char tmp[PATH_MAX], opfile[PATH_MAX + 16], runner[PATH_MAX + 32];
   snprintf(tmp, sizeof(tmp), "%s/heaptape-replay.XXXXXX", tdir && *tdir ? tdir : "/tmp");
   if (!mkdtemp(tmp)) {
     ht_cli_error("%s: cannot create a temporary directory (%s)", tmp, strerror(errno));
-    ht_reader_close(r);
+    if (r) ht_reader_close(r);
     rc = HT_EXIT_FAIL;
     goto out;
   }
@@ -190,12 +193,14 @@ int cmd_replay(int argc, char **argv)
   HtLocks locks;
   int bad = use_locks && ht_locks_init(&locks, model, (unsigned)global_pct);
   if (bad) snprintf(err, sizeof(err), "out of memory");
-  else bad = ht_replay_prepare(r, use_locks ? &locks : NULL, opfile, &prep, err, sizeof(err));
+  else bad = ht_replay_prepare(r, opslog ? path : NULL, use_locks ? &locks : NULL, opfile,
+                               &prep, err, sizeof(err));
   if (use_locks) ht_locks_free(&locks);
-  if (!bad) ht_cli_warn_damage(path, r);
-  ht_reader_close(r);
+  if (!bad && r) ht_cli_warn_damage(path, r);
+  if (r) ht_reader_close(r);
   if (bad) {
-    ht_cli_error("%s: %s", path, err);
+    if (opslog) ht_cli_error("%s", err);
+    else ht_cli_error("%s: %s", path, err);
     unlink(opfile);
     rmdir(tmp);
     rc = HT_EXIT_FAIL;

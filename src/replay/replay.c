@@ -13,6 +13,7 @@
 #include "../base/grow.h"
 #include "../analyze/ops.h"
 #include "../analyze/locks.h"
+#include "../analyze/opsread.h"
 #include "../output/svgplot.h"
 
 /* -- The operations file -------------------------------------------------- */
@@ -65,13 +66,37 @@ static void replay_op(void *ctx, const HtRes *res)
   if (!P->bad && ht_ops_res(&P->o, res, &op)) replay_emit(P, &op);
 }
 
-/* Write the operations file of a tape. */
-int ht_replay_prepare(HtReader *r, HtLocks *locks, const char *opfile, HtReplayPrep *p,
-                      char *err, size_t errlen)
+/* The records of an operations log (text): its own K and U, or the model's. */
+static int replay_text(Prep *P, HtOpsRead *rd, HtLocks *locks, char *err, size_t errlen)
 {
+  HtOp op;
+  int rc;
+  if (locks && ht_locks_two_pass(locks)) {
+    while ((rc = ht_opsread_next(rd, &op, err, errlen)) > 0) ht_locks_learn(locks, &op);
+    if (rc < 0) return -1;
+    ht_locks_learned(locks, rd->nops);
+    if (ht_opsread_rewind(rd)) { snprintf(err, errlen, "%s: cannot read it again", rd->path); return -1; }
+  }
+  while (!P->bad && (rc = ht_opsread_next(rd, &op, err, errlen)) > 0) {
+    if (locks) ht_locks_feed(locks, &op, replay_emit, P);  /* the file's K and U give way */
+    else replay_emit(P, &op);
+  }
+  return rc < 0 ? -1 : 0;
+}
+
+/* Write the operations file of a tape or of an operations log. */
+int ht_replay_prepare(HtReader *r, const char *opslog, HtLocks *locks, const char *opfile,
+                      HtReplayPrep *p, char *err, size_t errlen)
+{
+  HtOpsRead rd = {0};
+  if (opslog && ht_opsread_open(&rd, opslog, err, errlen)) return -1;
   Prep P = {.f = fopen(opfile, "w+")};
   FILE *f = P.f;
-  if (!f) { snprintf(err, errlen, "%s: %s", opfile, strerror(errno)); return -1; }
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", opfile, strerror(errno));
+    if (opslog) ht_opsread_close(&rd);
+    return -1;
+  }
   HtOps *o = &P.o;
   if (ht_ops_init(o)) { fclose(f); snprintf(err, errlen, "out of memory"); return -1; }
   if (ht_map_init(&P.pend, 16)) {
@@ -79,7 +104,15 @@ int ht_replay_prepare(HtReader *r, HtLocks *locks, const char *opfile, HtReplayP
   }
   HtOpFileHead h = {.magic = HT_OPFILE_MAGIC};
   P.bad = fwrite(&h, sizeof(h), 1, f) != 1;
-  if (!P.bad && locks) {
+  int text_bad = 0;
+  if (!P.bad && opslog) {
+    text_bad = replay_text(&P, &rd, locks, err, errlen);
+    o->nops = rd.nops;
+    o->next_handle = rd.max_handle + 1;
+    o->peak = rd.peak;
+    o->peak_index = rd.peak_index;
+    ht_opsread_close(&rd);
+  } else if (!P.bad && locks) {
     if (ht_locks_run(locks, r, o, replay_emit, &P)) o->oom = 1;
   } else if (!P.bad) {
     HtResolve rs;
@@ -87,7 +120,7 @@ int ht_replay_prepare(HtReader *r, HtLocks *locks, const char *opfile, HtReplayP
     if (ht_resolve_run(&rs, r, replay_op, NULL, &P)) o->oom = 1;
     ht_resolve_free(&rs);
   }
-  int bad = P.bad;
+  int bad = P.bad || text_bad;
   size_t it = 0;
   uint64_t k, v;
   while (!bad && ht_map_next(&P.pend, &it, &k, &v))
@@ -103,8 +136,9 @@ int ht_replay_prepare(HtReader *r, HtLocks *locks, const char *opfile, HtReplayP
                       .model = locks ? (int)locks->model : -1,
                       .global_pct = locks ? locks->global_pct : 0};
   if (!bad && (fflush(f) || pwrite(fileno(f), &h, sizeof(h), 0) != (ssize_t)sizeof(h))) bad = 1;
-  if (o->oom) snprintf(err, errlen, "out of memory");
-  else if (bad) snprintf(err, errlen, "%s: write error (%s)", opfile, strerror(errno));
+  if (o->oom || (locks && locks->oom)) snprintf(err, errlen, "out of memory");
+  else if (bad && !text_bad) snprintf(err, errlen, "%s: write error (%s)", opfile, strerror(errno));
+  bad |= locks && locks->oom;
   bad |= o->oom;
   bad |= fclose(f) != 0;
   ht_map_free(&P.pend);

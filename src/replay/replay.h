@@ -60,11 +60,14 @@ typedef struct HtReplayResult {
 } HtReplayResult;
 
 struct HtLocks;
-/* Write the operations file of a tape, with the Lock and Unlock records of
-** locks (a model fresh from ht_locks_init) unless it is NULL. Returns 0, or
-** -1 with err set. */
-int ht_replay_prepare(HtReader *r, struct HtLocks *locks, const char *opfile, HtReplayPrep *p,
-                      char *err, size_t errlen) HT_HIDDEN;
+/* Write the operations file of a tape r, or of the operations log (text,
+** src/analyze/opsread.h) at opslog when r is NULL, with the Lock and Unlock
+** records of locks (a model fresh from ht_locks_init) unless it is NULL --
+** a log's own K and U lines are replayed when locks is NULL and give way to
+** the model's otherwise. Returns 0, or -1 with err set (for a log, err
+** names the file, and the line of a bad one). */
+int ht_replay_prepare(HtReader *r, const char *opslog, struct HtLocks *locks,
+                      const char *opfile, HtReplayPrep *p, char *err, size_t errlen) HT_HIDDEN;
 /* Run one driver (path[:args]) over opfile in a child process; touch is
 ** "page", "all" or "none"; kill the rounds or NULL; tmp a directory for the
 ** result files. Returns 0 when the runner finished, -1 with res->problem set

@@ -111,6 +111,45 @@ assert f["coarse"][1] < f["none"][1], f
 ' "$T/figures"; ok "coarse pins: fewer bytes moved than without locks" $?
 grep -q '^compact .* [0-9][0-9]*  *[0-9.]* [KMG]*i*B$' "$T/rcoarse.txt"; ok "replay text: lock calls, compactions, bytes moved" $?
 
+# An operations log replays as its tape does: `heaptape locks -o` output
+# (its own K and U lines) gives the figures of `replay --locks` on the tape.
+"$HEAPTAPE" replay "$T/fine.txt" --allocator compact --touch all --allocstats "$T/rlog.json" >/dev/null 2>&1
+ok "replay of a locks log: exit 0" $?
+py -c '
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+x, y = a["allocators"][0], b["allocators"][0]
+assert (a["ops"], a["blocks"], a["live_peak"]) == (b["ops"], b["blocks"], b["live_peak"])
+for k in ("lock_calls", "compactions", "moved_bytes", "peak_mapped", "corrupt", "failures"):
+    assert x[k] == y[k], (k, x[k], y[k])
+' "$T/rlog.json" "$T/rfine.json"; ok "replay of the fine locks log = replay --locks fine of the tape" $?
+# A hand-made log: calloc, an aligned block, a realloc, a lock held across a
+# compaction-free run, an access line (skipped), an unlock of an unlocked block.
+cat >"$T/hand.ops" <<'OPS'
+# heaptape ops 1: hand-made
+1 1 N 1 100
+2 1 N 2 5000 C
+3 1 K 1
+4 1 F 2
+5 1 N 3 64 A64
+6 1 F 1 R
+6 1 N 4 200 R1
+7 1 L 4 0 8
+8 1 U 4
+OPS
+"$HEAPTAPE" replay "$T/hand.ops" --allocator compact,glibc --touch all --allocstats "$T/hand.json" >"$T/hand.txt" 2>&1
+py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ops"] == 6 and d["blocks"] == 4 and d["live_peak"] == 5100, d
+c, g = d["allocators"]
+assert c["ok"] and g["ok"] and c["corrupt"] == 0 == g["corrupt"] and c["lock_calls"] == 1, c
+' "$T/hand.json"; ok "replay of a hand-made log (K/U, C, A, R, an access line)" $?
+printf '# heaptape ops 1\n1 1 N 1 100\n2 1 F 7\n' >"$T/bad.ops"
+"$HEAPTAPE" replay "$T/bad.ops" --allocator glibc >/dev/null 2>"$T/e5"; r=$?
+[ $r = 1 ] && [ "$(cat "$T/e5")" = "heaptape: $T/bad.ops:3: a Free of a block not live" ]
+ok "replay of a log with a bad line: file and line named, exit 1" $?
+
 # A small heap: the region fills, oom() compacts, the replay goes on intact.
 "$HEAPTAPE" replay "$P" --driver "$HT_BUILD/driver_compact.so:threshold=90,heap=4M" --locks fine --touch all \
   --allocstats "$T/small.json" >/dev/null 2>&1
