@@ -1,6 +1,7 @@
 /* heaptape -- `heaptape locks`: the operations log with the Lock and Unlock
 ** ops of Steve's coarse or fine locking model (docs/ALLOCATORS.md). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,9 +11,12 @@
 #include "../src/format/reader.h"
 #include "../src/analyze/locks.h"
 #include "../src/output/lockops.h"
+#include "../src/analyze/opsread.h"
 
 static const char locks_usage[] =
   "usage: heaptape locks [--model coarse|fine] [--global PCT] [-o, --output OUT] FILE\n"
+  "  FILE is a tape or an operations log (`heaptape ops [--access]` output); the\n"
+  "  accesses of a log (L, S, M lines) are operations of their blocks\n"
   "  the operations log (as `heaptape ops`) with lock and unlock lines:\n"
   "    SEQ TID K HANDLE    the block is locked (pinned) from here\n"
   "    SEQ TID U HANDLE    the block is unlocked (movable) from here\n"
@@ -26,6 +30,42 @@ static const char locks_usage[] =
 static void locks_line(void *ctx, const HtOp *op)
 {
   ht_lockops_print(ctx, op);
+}
+
+/* The model over an operations log; returns the exit status. */
+static int locks_log(const char *path, const char *out, HtLockModel model, unsigned pct)
+{
+  char err[512];
+  HtOpsRead rd;
+  if (ht_opsread_open(&rd, path, err, sizeof(err))) { ht_cli_error("%s", err); return HT_EXIT_FAIL; }
+  FILE *f = out ? fopen(out, "w") : stdout;
+  if (!f) {
+    ht_cli_error("%s: cannot create (%s)", out, strerror(errno));
+    ht_opsread_close(&rd);
+    return HT_EXIT_FAIL;
+  }
+  HtLocks l;
+  int rc = HT_EXIT_OK;
+  if (ht_locks_init(&l, model, pct)) {
+    ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+    rc = HT_EXIT_FAIL;
+  } else {
+    ht_lockops_head(f, &l);
+    if (ht_locks_run_log(&l, &rd, locks_line, f, err, sizeof(err))) {
+      ht_cli_error("%s", err);
+      rc = HT_EXIT_FAIL;
+    }
+    fprintf(f, "# ops %" PRIu64 " handles %" PRIu64 " live %" PRIu64 " peak %" PRIu64
+            " locks %" PRIu64 " unlocks %" PRIu64 " locked %" PRIu64 "\n", rd.nops,
+            rd.max_handle, rd.live.count, rd.peak, l.locks, l.unlocks, l.locked);
+  }
+  if ((out ? fclose(f) : fflush(f)) != 0) {
+    ht_cli_error("%s: write error", out ? out : "stdout");
+    rc = HT_EXIT_FAIL;
+  }
+  ht_locks_free(&l);
+  ht_opsread_close(&rd);
+  return rc;
 }
 
 /* `heaptape locks`: parse its arguments and run it; returns the exit status. */
@@ -56,6 +96,7 @@ int cmd_locks(int argc, char **argv)
   if (!path) return ht_args_missing(&a, "tape");
   if (global_given && model != HT_LOCKS_COARSE)
     return ht_args_bad(&a, "--global is for --model coarse");
+  if (ht_opsread_is(path)) return locks_log(path, out, model, (unsigned)pct);
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   FILE *f = out ? fopen(out, "w") : stdout;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "locks.h"
+#include "opsread.h"
 #include "../base/grow.h"
 #include "../../include/heaptape_errors.h"
 
@@ -279,7 +280,7 @@ int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
     rc = ht_resolve_run(&rs, r, locks_learn_res, NULL, &P);
     ht_resolve_free(&rs);
     if (first.oom) rc = HEAPTAPE_E_NOMEM;
-    ht_locks_learned(l, first.nops);
+    ht_locks_learned(l, l->nops);
     ht_ops_free(&first);
     if (!rc && ht_reader_rewind(r)) rc = HEAPTAPE_E_NOMEM;
     if (rc || l->oom) return HEAPTAPE_E_NOMEM;
@@ -289,4 +290,21 @@ int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
   rc = ht_resolve_run(&rs, r, locks_feed_res, NULL, &P);
   ht_resolve_free(&rs);
   return rc || o->oom || l->oom ? HEAPTAPE_E_NOMEM : 0;
+}
+
+/* The same over an operations log. */
+int ht_locks_run_log(HtLocks *l, HtOpsRead *rd, HtLocksEmit emit, void *ctx, char *err,
+                     size_t errlen)
+{
+  HtOp op;
+  int rc;
+  if (ht_locks_two_pass(l)) {
+    while ((rc = ht_opsread_next(rd, &op, err, errlen)) > 0) ht_locks_learn(l, &op);
+    if (rc < 0) return -1;
+    ht_locks_learned(l, l->nops);
+    if (ht_opsread_rewind(rd)) { snprintf(err, errlen, "%s: cannot read it again", rd->path); return -1; }
+  }
+  while ((rc = ht_opsread_next(rd, &op, err, errlen)) > 0 && !l->oom) ht_locks_feed(l, &op, emit, ctx);
+  if (!rc && l->oom) { snprintf(err, errlen, "out of memory"); rc = -1; }
+  return rc < 0 ? -1 : 0;
 }

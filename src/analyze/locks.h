@@ -91,6 +91,11 @@ void ht_locks_feed(HtLocks *l, const HtOp *op, HtLocksEmit emit, void *ctx) HT_H
 ** by the caller; its counts are the tape's) with its Lock and Unlock ops to
 ** emit. Returns 0, or HEAPTAPE_E_NOMEM. */
 int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx) HT_HIDDEN;
+struct HtOpsRead;
+/* The same over an operations log (opsread.h) from its start: accesses
+** count as ops of their blocks. 0, or -1 with err set. */
+int ht_locks_run_log(HtLocks *l, struct HtOpsRead *rd, HtLocksEmit emit, void *ctx, char *err,
+                     size_t errlen) HT_HIDDEN;
 /* Parse a model name ("coarse", "fine"); 0 or -1. */
 int ht_locks_model(const char *name, HtLockModel *m) HT_HIDDEN;
 

@@ -2,6 +2,7 @@
 ** at a time into HtOp, with the live bytes and the peak kept. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opsread.h"
@@ -115,7 +116,16 @@ int ht_opsread_next(HtOpsRead *o, HtOp *op, char *err, size_t errlen)
         tid > UINT32_MAX || strlen(f[2]) != 1) goto bad;
     op->tid = (uint32_t)tid;
     op->op = (uint8_t)f[2][0];
-    if (!strchr("NFKU", op->op)) continue;  /* an access or another kind: not replayed */
+    if (!strchr("NFKULSM", op->op)) continue;  /* another kind: not ours */
+    if (strchr("LSM", op->op)) {  /* an access: SEQ TID L|S|M HANDLE 0xADDR SIZE */
+      uint64_t size;
+      if (opsread_uint(f[3], &op->handle) || !ht_map_get(&o->live, op->handle)) continue;
+      if (nf == 6 && !opsread_uint(f[5], &size) && size <= UINT32_MAX) op->size = size;
+      if (nf >= 5) op->addr = strtoull(f[4], NULL, 16);
+      op->index = o->nops ? o->nops - 1 : 0;
+      op->live = o->live_bytes;
+      return 1;
+    }
     if (opsread_uint(f[3], &op->handle) || !op->handle) goto bad;
     pv = ht_map_get(&o->live, op->handle);
     if (op->op == HT_OP_NEW) {

@@ -9,10 +9,12 @@
 /*
 ** Lines as docs/ALLOCATORS.md gives them: "SEQ TID N HANDLE SIZE [C|A<n>|R<old>]",
 ** "SEQ TID F HANDLE [R]", "SEQ TID K HANDLE", "SEQ TID U HANDLE"; lines
-** starting with '#' and empty lines are skipped, and so are operations of
-** other letters (L, S, M of `ops --access`). The first line must start
-** with "# heaptape ops". HtOp.index counts the N and F lines; a Free gets
-** its block's size; live and the peak are kept as ht_ops does.
+** starting with '#' and empty lines are skipped. Accesses of `ops
+** --access`, "SEQ TID L|S|M HANDLE 0xADDR SIZE", come as ops of that letter
+** (addr, size) when their block is live, else are skipped; other letters are
+** skipped. The first line must start with "# heaptape ops". HtOp.index
+** counts the N and F lines; a Free gets its block's size; live and the peak
+** are kept as ht_ops does.
 */
 
 #define HT_OPSREAD_MAGIC "# heaptape ops"

@@ -21,7 +21,10 @@ void ht_lockops_print(FILE *f, const HtOp *op)
 {
   if (op->op == HT_OP_LOCK || op->op == HT_OP_UNLOCK)
     fprintf(f, "%" PRIu64 " %" PRIu32 " %c %" PRIu64 "\n", op->seq, op->tid, op->op, op->handle);
-  else ht_ops_print(f, op);
+  else if (op->op == HT_OP_NEW || op->op == HT_OP_FREE) ht_ops_print(f, op);
+  else  /* an access, as `ops --access` prints it */
+    fprintf(f, "%" PRIu64 " %" PRIu32 " %c %" PRIu64 " 0x%" PRIx64 " %" PRIu64 "\n", op->seq,
+            op->tid, op->op, op->handle, op->addr, op->size);
 }
 
 /* The last line: counts of the ops stream and of the locks. */

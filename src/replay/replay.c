@@ -41,7 +41,7 @@ typedef struct Prep {
 static void replay_emit(void *ctx, const HtOp *op)
 {
   Prep *P = ctx;
-  if (P->bad) return;
+  if (P->bad || !strchr("NFKU", op->op)) return;  /* accesses are not replayed */
   if (op->op == HT_OP_NEW || op->op == HT_OP_FREE) {
     uint64_t *pv = ht_map_get(&P->pend, op->tid);
     if (pv && *pv) {
@@ -69,18 +69,10 @@ static void replay_op(void *ctx, const HtRes *res)
 /* The records of an operations log (text): its own K and U, or the model's. */
 static int replay_text(Prep *P, HtOpsRead *rd, HtLocks *locks, char *err, size_t errlen)
 {
+  if (locks) return ht_locks_run_log(locks, rd, replay_emit, P, err, errlen);  /* the file's K/U give way */
   HtOp op;
   int rc;
-  if (locks && ht_locks_two_pass(locks)) {
-    while ((rc = ht_opsread_next(rd, &op, err, errlen)) > 0) ht_locks_learn(locks, &op);
-    if (rc < 0) return -1;
-    ht_locks_learned(locks, rd->nops);
-    if (ht_opsread_rewind(rd)) { snprintf(err, errlen, "%s: cannot read it again", rd->path); return -1; }
-  }
-  while (!P->bad && (rc = ht_opsread_next(rd, &op, err, errlen)) > 0) {
-    if (locks) ht_locks_feed(locks, &op, replay_emit, P);  /* the file's K and U give way */
-    else replay_emit(P, &op);
-  }
+  while (!P->bad && (rc = ht_opsread_next(rd, &op, err, errlen)) > 0) replay_emit(P, &op);
   return rc < 0 ? -1 : 0;
 }
 
