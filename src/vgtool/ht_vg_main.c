@@ -361,6 +361,8 @@ typedef struct Block {
 static WordFM *blocks;                /* Block* -> unused, by interval */
 static Block *last_block;             /* the block the last lookup found */
 static Addr heap_lo = ~(Addr)0, heap_hi;  /* bounds of every block so far */
+static ULong heap_span;               /* heap_hi - heap_lo (0 before the first block):
+                                      ** the generated code tests against it inline */
 
 static Word block_cmp(UWord k1, UWord k2)
 {
@@ -415,6 +417,7 @@ static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kin
   VG_(addToFM)(blocks, (UWord)b, 0);
   if ((Addr)p < heap_lo) heap_lo = (Addr)p;
   if ((Addr)p + b->isz > heap_hi) heap_hi = (Addr)p + b->isz;
+  heap_span = heap_hi - heap_lo;
   if (tape_fd < 0) return;
   ThreadTape *t = event_begin(vtid);
   UInt stack = stack_of(vtid, t);
@@ -558,7 +561,21 @@ static void evs_flush(IRSB *sb)
     }
     IRExpr **argv = mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size));
     IRDirty *di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), argv);
-    if (e->guard) di->guard = e->guard;
+    if (e->guard) {
+      di->guard = e->guard;
+    } else {  /* call only for addresses within the heap's bounds (as DHAT
+              ** skips its call for stack accesses): addr - lo < span */
+      IRTemp lo = newIRTemp(sb->tyenv, Ity_I64), span = newIRTemp(sb->tyenv, Ity_I64);
+      IRTemp off = newIRTemp(sb->tyenv, Ity_I64), in = newIRTemp(sb->tyenv, Ity_I1);
+      addStmtToIRSB(sb, IRStmt_WrTmp(lo, IRExpr_Load(Iend_LE, Ity_I64,
+                                                     mkIRExpr_HWord((HWord)&heap_lo))));
+      addStmtToIRSB(sb, IRStmt_WrTmp(span, IRExpr_Load(Iend_LE, Ity_I64,
+                                                       mkIRExpr_HWord((HWord)&heap_span))));
+      addStmtToIRSB(sb, IRStmt_WrTmp(off, IRExpr_Binop(Iop_Sub64, e->addr, IRExpr_RdTmp(lo))));
+      addStmtToIRSB(sb, IRStmt_WrTmp(in, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(off),
+                                                      IRExpr_RdTmp(span))));
+      di->guard = IRExpr_RdTmp(in);
+    }
     addStmtToIRSB(sb, IRStmt_Dirty(di));
   }
   nevs = 0;
