@@ -12,6 +12,7 @@
 #include "../src/analyze/locks.h"
 #include "../src/output/lockops.h"
 #include "../src/analyze/opsread.h"
+#include "../src/analyze/access.h"
 
 static const char locks_usage[] =
   "usage: heaptape locks [--model coarse|fine] [--global PCT] [-o, --output OUT] FILE\n"
@@ -50,7 +51,7 @@ static int locks_log(const char *path, const char *out, HtLockModel model, unsig
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     rc = HT_EXIT_FAIL;
   } else {
-    ht_lockops_head(f, &l);
+    ht_lockops_head(f, &l, 0);
     if (ht_locks_run_log(&l, &rd, locks_line, f, err, sizeof(err))) {
       ht_cli_error("%s", err);
       rc = HT_EXIT_FAIL;
@@ -114,7 +115,12 @@ int cmd_locks(int argc, char **argv)
   }
   if (ht_reader_header(r)->sample)
     ht_cli_error("warning: %s: sampled tape; the log holds the sampled blocks only", path);
-  ht_lockops_head(f, &l);
+  HtAccessInfo ai;
+  ht_access_info(r, &ai);
+  if (ai.present && ai.sample > 1)
+    ht_cli_error("warning: %s: accesses sampled 1 in %" PRIu64 "; the fine model sees the sample",
+                 path, ai.sample);
+  ht_lockops_head(f, &l, ai.present);
   int rc = HT_EXIT_OK;
   if (ht_locks_run(&l, r, &o, locks_line, f)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

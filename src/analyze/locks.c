@@ -5,6 +5,7 @@
 
 #include "locks.h"
 #include "opsread.h"
+#include "access.h"
 #include "../base/grow.h"
 #include "../../include/heaptape_errors.h"
 
@@ -267,6 +268,38 @@ static void locks_feed_res(void *ctx, const HtRes *res)
   if (ht_ops_res(P->o, res, &op)) ht_locks_feed(P->l, &op, P->emit, P->ctx);
 }
 
+/* An access as an op of its block, placed after the ops so far. */
+static HtOp locks_access_op(const HtOps *o, const HtAccess *a)
+{
+  return (HtOp){.op = a->kind, .tid = a->tid, .seq = a->before, .ts = a->ts,
+                .index = o->nops ? o->nops - 1 : 0, .handle = a->handle, .addr = a->addr,
+                .size = a->size, .live = o->live_bytes};
+}
+
+/* Learning pass: one access. */
+static void locks_learn_acc(void *ctx, const HtAccess *a)
+{
+  LocksPass *P = ctx;
+  HtOp op = locks_access_op(P->o, a);
+  ht_locks_learn(P->l, &op);
+}
+
+/* Feeding pass: one access. */
+static void locks_feed_acc(void *ctx, const HtAccess *a)
+{
+  LocksPass *P = ctx;
+  HtOp op = locks_access_op(P->o, a);
+  ht_locks_feed(P->l, &op, P->emit, P->ctx);
+}
+
+/* One pass over r: its events, and its accesses if it has any. */
+static int locks_pass(HtResolve *rs, HtReader *r, HtResFn fn, HtAccessFn afn, LocksPass *P)
+{
+  HtAccessInfo ai;
+  ht_access_info(r, &ai);
+  return ai.present ? ht_access_run(rs, r, fn, afn, P) : ht_resolve_run(rs, r, fn, NULL, P);
+}
+
 /* The whole of a tape through the model. */
 int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
 {
@@ -277,7 +310,7 @@ int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
     if (ht_ops_init(&first)) return HEAPTAPE_E_NOMEM;
     LocksPass P = {.l = l, .o = &first};
     ht_resolve_init(&rs);
-    rc = ht_resolve_run(&rs, r, locks_learn_res, NULL, &P);
+    rc = locks_pass(&rs, r, locks_learn_res, locks_learn_acc, &P);
     ht_resolve_free(&rs);
     if (first.oom) rc = HEAPTAPE_E_NOMEM;
     ht_locks_learned(l, l->nops);
@@ -287,7 +320,7 @@ int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx)
   }
   LocksPass P = {.l = l, .o = o, .emit = emit, .ctx = ctx};
   ht_resolve_init(&rs);
-  rc = ht_resolve_run(&rs, r, locks_feed_res, NULL, &P);
+  rc = locks_pass(&rs, r, locks_feed_res, locks_feed_acc, &P);
   ht_resolve_free(&rs);
   return rc || o->oom || l->oom ? HEAPTAPE_E_NOMEM : 0;
 }

@@ -89,7 +89,9 @@ void ht_locks_feed(HtLocks *l, const HtOp *op, HtLocksEmit emit, void *ctx) HT_H
 /* The whole of a tape through the model: the learning pass if the model
 ** needs one (then r is rewound), then every op of the stream o (initialised
 ** by the caller; its counts are the tape's) with its Lock and Unlock ops to
-** emit. Returns 0, or HEAPTAPE_E_NOMEM. */
+** emit. On a tape with access records (access.h) every access of a live
+** block is an op of that block too, emitted with its letter (L, S, M).
+** Returns 0, or HEAPTAPE_E_NOMEM. */
 int ht_locks_run(HtLocks *l, HtReader *r, HtOps *o, HtLocksEmit emit, void *ctx) HT_HIDDEN;
 struct HtOpsRead;
 /* The same over an operations log (opsread.h) from its start: accesses

@@ -5,10 +5,11 @@
 #include "lockops.h"
 
 /* The first line: the format, the model and its parameter. */
-void ht_lockops_head(FILE *f, const HtLocks *l)
+void ht_lockops_head(FILE *f, const HtLocks *l, int access)
 {
   fprintf(f, "# heaptape ops 1: seq tid N handle size [C|A<align>|R<old>] | seq tid F handle [R]"
-             " | seq tid K handle | seq tid U handle\n");
+             "%s | seq tid K handle | seq tid U handle\n",
+          access ? " | seq tid L|S|M handle address size" : "");
   if (l->model == HT_LOCKS_COARSE)
     fprintf(f, "# locks coarse: blocks living >= %u%% of the ops locked from New to Free\n",
             l->global_pct);

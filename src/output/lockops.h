@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include "../analyze/locks.h"
 
-/* The first line: the format, the model and its parameter. */
-void ht_lockops_head(FILE *f, const HtLocks *l) HT_HIDDEN;
-/* One op as a line: N and F as `heaptape ops` prints them, then
-** "SEQ TID K HANDLE" (lock) and "SEQ TID U HANDLE" (unlock). */
+/* The first lines: the format (with access lines if access), the model. */
+void ht_lockops_head(FILE *f, const HtLocks *l, int access) HT_HIDDEN;
+/* One op as a line: N, F and accesses as `heaptape ops [--access]` prints
+** them, "SEQ TID K HANDLE" (lock) and "SEQ TID U HANDLE" (unlock). */
 void ht_lockops_print(FILE *f, const HtOp *op) HT_HIDDEN;
 /* The last line: counts of the ops stream and of the locks. */
 void ht_lockops_tail(FILE *f, const HtOps *o, const HtLocks *l) HT_HIDDEN;

@@ -17,7 +17,13 @@ PYTHONMALLOC=malloc rec "$P" "$PYBIN" -c 'import json; d={str(i): [i]*(i%7) for 
 cat >"$T/model.py" <<'PY'
 import sys
 model, pct, ops_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ops = [l.split() for l in open(ops_path) if not l.startswith('#')]
+ops, live = [], set()   # accesses (L/S/M) to blocks not live are no ops
+for f in (l.split() for l in open(ops_path) if not l.startswith('#')):
+    h = int(f[3])
+    if f[2] in 'LSM' and h not in live: continue
+    if f[2] == 'N': live.add(h)
+    if f[2] == 'F': live.discard(h)
+    ops.append(f)
 n = len(ops)
 out = []
 if model == 'coarse':
@@ -25,7 +31,7 @@ if model == 'coarse':
     for i, f in enumerate(ops):
         h = int(f[3])
         if f[2] == 'N': born[h] = i
-        elif h in born and h not in life: life[h] = i - born[h]
+        elif f[2] == 'F' and h in born and h not in life: life[h] = i - born[h]
     for h in born:
         life.setdefault(h, n - born[h])
     glob = {h for h in born if life[h] * 100 >= pct * n}
@@ -42,10 +48,10 @@ else:
             if life.get(h, 0) > 0: out.append(place + ' U %d' % h)
             life.pop(h, None)
             out.append(' '.join(f))
-        else:   # a New: its own op, life 0 + 1 (no accesses on this tape)
+        else:   # a New or an access: its own op, life + 1
             out.append(' '.join(f))
-            life[h] = 1.0
-            out.append(place + ' K %d' % h)
+            if life.get(h, 0) == 0: out.append(place + ' K %d' % h)
+            life[h] = life.get(h, 0) + 1.0
         ended = []
         for b in life:   # every other block sinks by 0.5, floor 0
             if b != h:
@@ -72,6 +78,31 @@ done
 "$HEAPTAPE" locks --model coarse --global 10 "$P" | grep -v '^#' >"$T/c10.got"
 py "$T/model.py" coarse 10 "$T/ops.txt" | cmp -s - "$T/c10.got"; ok "locks --global 10 as the rules give it" $?
 [ "$(grep -c ' K ' "$T/c10.got")" -gt "$(grep -c ' K ' "$T/coarse.got")" ]; ok "a lower --global makes more blocks global" $?
+
+# A tape of record --access (tests/progs/acc_known.c): the loads, stores and
+# modifies are ops of their blocks; the tape and its `ops --access` log give
+# the same lines, and both the rules' (accesses as own ops).
+if [ -x "$PROGS/acc_known" ]; then
+  "$HEAPTAPE" record --access -o "$T/acc.tape" -- "$PROGS/acc_known" >/dev/null 2>"$T/acc.err"
+  ok "record --access of acc_known" $?
+  "$HEAPTAPE" ops --access "$T/acc.tape" >"$T/acc.ops"
+  for m in coarse fine; do
+    "$HEAPTAPE" locks --model $m "$T/acc.tape" | grep -v '^#' >"$T/acc.$m.tape"
+    "$HEAPTAPE" locks --model $m "$T/acc.ops" | grep -v '^#' >"$T/acc.$m.log"
+    cmp -s "$T/acc.$m.tape" "$T/acc.$m.log"; ok "access tape, $m: the tape and its ops --access log agree" $?
+    py "$T/model.py" $m 50 "$T/acc.ops" | cmp -s - "$T/acc.$m.tape"; ok "access tape, $m: as the rules give it" $?
+  done
+  [ "$(grep -c ' [LSM] ' "$T/acc.fine.tape")" -gt 1000 ] && [ "$(grep -c ' K ' "$T/acc.fine.tape")" -gt "$(grep -c ' N ' "$T/acc.fine.tape")" ]
+  ok "access tape, fine: accesses relock blocks (more K than N)" $?
+  "$HEAPTAPE" replay "$T/acc.tape" --allocator compact --locks fine --touch all --allocstats "$T/acc.json" >/dev/null 2>&1
+  py -c '
+import json, sys
+d = json.load(open(sys.argv[1])); x = d["allocators"][0]
+assert x["ok"] and x["corrupt"] == 0 and x["lock_calls"] == d["locks"]["locks"] + d["locks"]["unlocks"] > 2 * d["blocks"], x
+' "$T/acc.json"; ok "access tape: replay --locks fine, locks at accesses fed to compact" $?
+else
+  ok "acc_known built (make test builds it)" 1
+fi
 
 # Replay with the compacting driver: each model, every byte touched and
 # checked at every free and at the end (blocks move: contents must follow).
