@@ -4,6 +4,8 @@
 # with no locks and with Steve's coarse and fine locking models (heaptape
 # replay --locks); prints a markdown table of medians over RUNS runs.
 # Each run replays all seven configurations back to back (interleaved runs).
+# Then the same for a smaller python3 run recorded with `record --access`,
+# whose loads, stores and modifies drive the locking models too.
 # usage: sh bench/bench_locks.sh [BUILD_DIR] [RUNS]
 set -eu
 B=${1:-build}; RUNS=${2:-5}
@@ -22,30 +24,36 @@ for r in range(40):
     if len(docs) > 8: docs.pop(random.randrange(len(docs)))
 print(sum(len(s) for s in docs))
 PY
+sed 's/range(40)/range(4)/; s/len(docs) > 8/len(docs) > 2/' "$T/work.py" >"$T/small.py"
 PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$T/work.py" >/dev/null 2>&1
+PYTHONMALLOC=malloc "$HT" record --access -o "$T/access.tape" -- "$PY" "$T/small.py" >/dev/null 2>&1
 
-r=1; while [ $r -le "$RUNS" ]; do
-  "$HT" replay "$T/python3.tape" --allocator all,compact --allocstats "$T/none.$r.json" >/dev/null
-  for m in coarse fine; do
-    "$HT" replay "$T/python3.tape" --allocator compact --locks $m --allocstats "$T/$m.$r.json" >/dev/null
+for tape in python3 access; do
+  r=1; while [ $r -le "$RUNS" ]; do
+    "$HT" replay "$T/$tape.tape" --allocator all,compact --allocstats "$T/$tape.none.$r.json" >/dev/null
+    for m in coarse fine; do
+      "$HT" replay "$T/$tape.tape" --allocator compact --locks $m --allocstats "$T/$tape.$m.$r.json" >/dev/null
+    done
+    r=$((r + 1))
   done
-  r=$((r + 1))
 done
 
-"$PY" - "$T" "$RUNS" <<'PY'
+for tape in python3 access; do
+"$PY" - "$T" "$RUNS" "$tape" <<'PY'
 import json, statistics, sys
-t, runs = sys.argv[1], int(sys.argv[2])
+t, runs, tape = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def mib(b): return "%.2f MiB" % (b / 1048576)
 rows = []
 for m in ["none", "coarse", "fine"]:
-    ds = [json.load(open("%s/%s.%d.json" % (t, m, r))) for r in range(1, runs + 1)]
+    ds = [json.load(open("%s/%s.%s.%d.json" % (t, tape, m, r))) for r in range(1, runs + 1)]
     for i, a in enumerate(ds[0]["allocators"]):
         med = lambda k, i=i, ds=ds: statistics.median(d["allocators"][i][k] for d in ds)
         name = a["driver"] + ("" if a["driver"] != "compact" else ", locks " + m)
         rows.append((name, ds[0], med))
 d0 = rows[0][1]
-print("python3 tape: %d ops, %d blocks, live peak %s; medians of %d runs" % (
-    d0["ops"], d0["blocks"], mib(d0["live_peak"]), runs))
+print("%s tape: %d ops, %d blocks, live peak %s; medians of %d runs" % (
+    "python3" if tape == "python3" else "python3 --access (4 documents)", d0["ops"],
+    d0["blocks"], mib(d0["live_peak"]), runs))
 print()
 print("| allocator | peak RSS | peak mapped | frag @ peak | frag mean | ns/op | alloc time | lock calls | lock time | compactions | moved |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -55,3 +63,5 @@ for name, d, med in rows:
         med("frag_mean_pct"), med("ns_per_op"), med("time_ns") / 1e6, med("lock_calls"),
         med("lock_ns") / 1e6, med("compactions"), mib(med("moved_bytes"))))
 PY
+echo
+done
