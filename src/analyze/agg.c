@@ -146,6 +146,21 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
       }
     }
     buf_field(&o, HT_A_SNAPS, &f);
+    if (sn->entn) {  /* the blocks too: `report --at` starts from a snapshot */
+      buf_uleb(&f, sn->n);
+      for (uint32_t i = 0; i < sn->n; i++) {
+        buf_uleb(&f, (sn->first[i + 1] - sn->first[i]) / 2);
+        for (size_t e = sn->first[i]; e < sn->first[i + 1]; e += 2) buf_uleb(&f, sn->entn[e / 2]);
+        uint64_t prev = 0;
+        buf_uleb(&f, (sn->zfirst[i + 1] - sn->zfirst[i]) / 2);
+        for (size_t e = sn->zfirst[i]; e < sn->zfirst[i + 1]; e += 2) {
+          buf_uleb(&f, sn->zent[e] - prev);
+          buf_uleb(&f, sn->zent[e + 1]);
+          prev = sn->zent[e];
+        }
+      }
+      buf_field(&o, HT_A_SNAPN, &f);
+    }
     buf_uleb(&f, sn->nrss / 2);
     for (size_t i = 0; i < sn->nrss; i++) buf_uleb(&f, sn->rss[i]);
     buf_field(&o, HT_A_RSS, &f);
@@ -323,7 +338,7 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
   qsort(g->list, g->n, sizeof(uint32_t), u32_cmp);
   for (uint32_t k = 0; k < g->n; k++) {
     uint32_t mi = g->list[k];
-    if (live) ht_snaps_live(sn, mi, g->a[mi]);
+    if (live) ht_snaps_live(sn, mi, g->a[mi], 0);
     else ht_snaps_calls(sn, mi, g->b[mi], g->c[mi]);
     g->a[mi] = g->b[mi] = g->c[mi] = 0;
     g->mark[mi] = 0;
@@ -371,6 +386,126 @@ static void agg_rss(Rd *d, HtSnaps *sn)
   }
 }
 
+/* -- report --at: the snapshot before the moment, then the events after it -- */
+
+/* The last snapshot at or before the moment asked: its live sites in m's
+** site indexes, their bytes and blocks. */
+typedef struct AtSnap {
+  uint64_t at;               /* the moment (ns) */
+  int found;                 /* a snapshot at or before it, with its blocks */
+  uint64_t k, t, heap;       /* its index, time and heap */
+  uint32_t n;                /* its live sites */
+  uint32_t *site;            /* m's site of each */
+  uint64_t *bytes, *blocks;  /* their live bytes and blocks */
+  uint32_t nz;               /* sites holding blocks of 0 bytes only */
+  uint32_t *zsite;           /* m's site of each */
+  uint64_t *zblocks;         /* their blocks */
+} AtSnap;
+
+/* SNAPS: find the snapshot and keep its sites and bytes. */
+static void agg_at_snaps(Rd *d, const uint32_t *map, uint64_t nmap, AtSnap *a)
+{
+  uint64_t step = rd_u(d), n = rd_count(d, 6), t = 0;
+  (void)step;
+  if (!map) { d->bad = 1; return; }
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    t += rd_u(d);
+    uint64_t heap = rd_u(d);
+    rd_u(d); rd_u(d);  /* calls, temporaries */
+    uint64_t ne = rd_count(d, 2), site = 0;
+    int keep = t <= a->at;
+    if (keep) {
+      free(a->site); free(a->bytes);
+      a->site = malloc((ne + 1) * sizeof(uint32_t));
+      a->bytes = malloc((ne + 1) * sizeof(uint64_t));
+      if (!a->site || !a->bytes) { d->bad = 1; return; }
+      a->k = i; a->t = t; a->heap = heap; a->n = (uint32_t)ne; a->found = 1;
+    }
+    for (uint64_t e = 0; e < ne && !d->bad; e++) {
+      site += rd_u(d);
+      uint64_t bytes = rd_u(d);
+      if (site >= nmap) d->bad = 1;
+      else if (keep) { a->site[e] = map[site]; a->bytes[e] = bytes; }
+    }
+    rd_skip(d, 3 * rd_count(d, 3));  /* sites with new calls */
+  }
+}
+
+/* SNAPN: the blocks of the snapshot found. */
+static void agg_at_blocks(Rd *d, const uint32_t *map, uint64_t nmap, AtSnap *a)
+{
+  uint64_t n = rd_count(d, 2);
+  for (uint64_t i = 0; i < n && !d->bad; i++) {
+    uint64_t ne = rd_count(d, 1);
+    int keep = a->found && i == a->k;
+    if (keep) {
+      if (ne != a->n || !(a->blocks = malloc((ne + 1) * sizeof(uint64_t)))) { d->bad = 1; return; }
+      for (uint64_t e = 0; e < ne; e++) a->blocks[e] = rd_u(d);
+    } else rd_skip(d, ne);
+    uint64_t nz = rd_count(d, 2), site = 0;
+    if (keep && (!(a->zsite = malloc((nz + 1) * sizeof(uint32_t))) ||
+                 !(a->zblocks = malloc((nz + 1) * sizeof(uint64_t))))) { d->bad = 1; return; }
+    for (uint64_t e = 0; e < nz && !d->bad; e++) {
+      site += rd_u(d);
+      uint64_t blocks = rd_u(d);
+      if (!map || site >= nmap) d->bad = 1;
+      else if (keep) { a->zsite[e] = map[site]; a->zblocks[e] = blocks; }
+    }
+    if (keep) a->nz = (uint32_t)nz;
+  }
+}
+
+/* Add (sign 1) or take out (-1) a block's figures at the moment. */
+static void agg_at_block(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt,
+                         uint64_t size, uint64_t weight, int sign)
+{
+  uint64_t w = weight ? weight : size, n = ht_model_count(w, size);
+  uint32_t si = ht_model_site(m, stack, tid, rt);
+  if (si == UINT32_MAX) { m->oom = 1; return; }
+  HtSite *s = &m->site[si];
+  s->f.at += sign > 0 ? w : -w;
+  s->f.at_n += sign > 0 ? n : -n;
+  m->at_heap += sign > 0 ? w : -w;
+  m->at_heap_n += sign > 0 ? n : -n;
+}
+
+/* The figures at a->at: the snapshot's, then the events after it up to
+** the moment (frees carry their block: no table). 0 when the tape cannot
+** be read so (the pass then gives them). */
+static int agg_at(HtModel *m, AtSnap *a)
+{
+  if (!a->found || !a->blocks) { a->found = 0; a->t = 0; a->heap = 0; a->n = a->nz = 0; }
+  if (ht_reader_seek_ts(m->r, a->t)) return 0;
+  for (uint32_t i = 0; i < m->nsite; i++) m->site[i].f.at = m->site[i].f.at_n = 0;
+  m->at_heap = a->heap;
+  m->at_heap_n = 0;
+  for (uint32_t e = 0; e < a->n; e++) {
+    m->site[a->site[e]].f.at += a->bytes[e];
+    m->site[a->site[e]].f.at_n += a->blocks[e];
+    m->at_heap_n += a->blocks[e];
+  }
+  for (uint32_t e = 0; e < a->nz; e++) {
+    m->site[a->zsite[e]].f.at_n += a->zblocks[e];
+    m->at_heap_n += a->zblocks[e];
+  }
+  HtEvent ev;
+  int rc;
+  while ((rc = ht_reader_next(m->r, &ev)) > 0) {
+    if (a->found && ev.ts <= a->t) continue;  /* in the snapshot */
+    if (ev.ts > a->at) break;
+    unsigned rt = (ev.kind & HT_K_DOMAIN_RT) != 0;
+    if (ev.type == HT_EV_ALLOC)
+      agg_at_block(m, ev.stack, ev.tid, rt, ev.size, ev.weight, 1);
+    if ((ev.type == HT_EV_ALLOC || ev.type == HT_EV_FREE) && ev.has_blk)
+      agg_at_block(m, ev.bstack, ev.btid, rt, ev.bsize, ev.bweight, -1);
+  }
+  int damaged = ht_reader_stats(m->r)->damaged != 0;
+  if (ht_reader_rewind(m->r) || rc < 0 || damaged) return 0;
+  m->at_done = 1;
+  ht_model_derive(m);  /* the locations' figures at the moment */
+  return 1;
+}
+
 /* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
 ** the tape has one and m's options ask nothing only a pass gives (--at,
 ** snapshots, RSS samples, recent allocations). */
@@ -383,7 +518,8 @@ static int agg_usable(const HtModel *m)
 
 /* Decode every field (the snapshots too when sn is given); 1 done, 0
 ** malformed. */
-static int agg_decode(HtModel *m, HtSnaps *sn, const uint8_t *p, const uint8_t *end)
+static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
+                      const uint8_t *end)
 {
   uint32_t *map = NULL;
   uint64_t nmap = 0;
@@ -402,8 +538,12 @@ static int agg_decode(HtModel *m, HtSnaps *sn, const uint8_t *p, const uint8_t *
     case HT_A_SITES: if (!map) agg_sites(m, &d, &map, &nmap); else d.bad = 1; break;
     case HT_A_OVERS: agg_overs(m, &d, map, nmap); break;  /* after SITES */
     case HT_A_TIMELINE: agg_timeline(m, &d); break;
-    case HT_A_SNAPS: if (sn) agg_snaps(m, &d, map, nmap, sn); break;  /* after SITES */
+    case HT_A_SNAPS:  /* after SITES */
+      if (sn) agg_snaps(m, &d, map, nmap, sn);
+      else if (at) agg_at_snaps(&d, map, nmap, at);
+      break;
     case HT_A_RSS: if (sn) agg_rss(&d, sn); break;
+    case HT_A_SNAPN: if (at) agg_at_blocks(&d, map, nmap, at); break;  /* after SNAPS */
     default: continue;  /* a later version's field */
     }
     if (d.bad || tag >= 32 || (seen & 1u << tag)) ok = 0;
@@ -418,12 +558,12 @@ static int agg_decode(HtModel *m, HtSnaps *sn, const uint8_t *p, const uint8_t *
 
 /* Fill m (and sn) from the AGG as a pass would have left them: 1 done, 0
 ** none or malformed (m and sn reset: make the pass), or HEAPTAPE_E_NOMEM. */
-static int agg_load(HtModel *m, HtSnaps *sn)
+static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
 {
   size_t len;
   const uint8_t *p = ht_reader_agg(m->r, &len);
   if (!p) return 0;
-  if (!agg_decode(m, sn, p, p + len)) {
+  if (!agg_decode(m, sn, at, p, p + len)) {
     int oom = m->oom;
     HtReader *r = m->r;
     HtModelOpts o = m->o;
@@ -453,12 +593,37 @@ static int agg_load(HtModel *m, HtSnaps *sn)
   return 1;
 }
 
+/* Whether m asks --at of a tape whose AGG and events give it without the
+** pass: version 4 (frees carry their block), nothing else only a pass gives. */
+static int agg_usable_at(const HtModel *m)
+{
+  size_t len;
+  return m->r && ht_reader_agg(m->r, &len) && m->o.at_ns != UINT64_MAX && !m->o.snap_ns &&
+         !m->o.on_rss && !m->o.since_ns &&
+         ht_reader_header(m->r)->version >= HT_VERSION_SEALED_BLK;
+}
+
 int ht_agg_model(HtModel *m)
 {
   if (agg_usable(m)) {
-    int rc = agg_load(m, NULL);
+    int rc = agg_load(m, NULL, NULL);
     if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
     if (rc) return rc;
+  } else if (agg_usable_at(m)) {
+    AtSnap a = {.at = m->o.at_ns};
+    m->o.at_ns = UINT64_MAX;  /* loaded as at the end, then moved back */
+    int rc = agg_load(m, NULL, &a);
+    m->o.at_ns = a.at;
+    int done = rc == 1 && (a.at >= m->duration || agg_at(m, &a));
+    free(a.site); free(a.bytes); free(a.blocks); free(a.zsite); free(a.zblocks);
+    if (done) return m->oom ? HEAPTAPE_E_NOMEM : 0;
+    if (rc < 0) return rc;
+    if (rc == 1) {  /* loaded, but the events could not be read: the pass */
+      HtReader *r = m->r;
+      HtModelOpts o = m->o;
+      ht_model_free(m);
+      if (ht_model_init(m, r, &o)) return HEAPTAPE_E_NOMEM;
+    }
   }
   return ht_model_run(m);
 }
@@ -468,5 +633,5 @@ int ht_agg_load_snaps(HtModel *m, HtSnaps *sn)
   size_t len;
   if (!m->r || !ht_reader_agg(m->r, &len) || m->o.at_ns != UINT64_MAX || m->o.since_ns)
     return 0;
-  return agg_load(m, sn);
+  return agg_load(m, sn, NULL);
 }

@@ -157,17 +157,11 @@ static void model_replaced(HtModel *m, uint32_t si, uint32_t over)
   m->over[m->nover++] = key;
 }
 
-/* Allocations a block stands for: 1, or its weight over its size when
-** sampled; blocks keep it below 2^32 (the width the live table had). */
-HT_INLINE uint64_t model_count(uint64_t weight, uint64_t size)
-{
-  return weight > size && size ? (weight + size / 2) / size : 1;
-}
 
 /* Take a block's figures out of its site and the heap. */
 static HtSite *model_unlive(HtModel *m, const HtBlock *b, uint64_t *n)
 {
-  uint64_t c = model_count(b->weight, b->size);
+  uint64_t c = ht_model_count(b->weight, b->size);
   *n = c > UINT32_MAX ? UINT32_MAX : c;
   uint32_t si = model_site(m, b);
   if (si == UINT32_MAX) return NULL;
@@ -185,7 +179,7 @@ static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
 {
   const HtEvent *ev = res->ev;
   uint64_t w = res->blk.weight;
-  uint64_t n = model_count(w, ev->size);
+  uint64_t n = ht_model_count(w, ev->size);
   unsigned k = HT_K_FAMILY(ev->kind);
   m->by_kind[k]++;
   unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
@@ -215,7 +209,7 @@ static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
   m->bytes += w;
   t->allocs += n;
   t->bytes += w;
-  t->last_addr = ev->addr;
+  t->last_addr = res->rs->by_index ? res->blk.index : ev->addr;
   t->last_valid = 1;
 
   if (res->rs->oom) { m->oom = 1; return; }
@@ -269,11 +263,12 @@ static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
   m->frees += n;
   m->freed += b->weight;
   HtThread *owner = &m->th[oi];  /* it allocated: m->th did not move */
-  if (!realloc_free && owner->last_valid && owner->last_addr == b->addr) {
+  uint64_t id = res->rs->by_index ? b->index : b->addr;
+  if (!realloc_free && owner->last_valid && owner->last_addr == id) {
     s->f.temp += n;
     m->temp += n;
   }
-  if (owner->last_addr == b->addr) owner->last_valid = 0;
+  if (owner->last_addr == id) owner->last_valid = 0;
   if (realloc_free) {
     t->pend = 1;
     t->pend_site = (uint32_t)(s - m->site);

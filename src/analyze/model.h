@@ -94,7 +94,8 @@ typedef struct HtThread {
   uint64_t allocs;           /* allocation calls (estimated when sampled) */
   uint64_t bytes;            /* bytes allocated */
   uint64_t frees;            /* free events */
-  uint64_t last_addr;        /* address of its latest allocation */
+  uint64_t last_addr;        /* its latest allocation: address, or index on a
+                                sealed tape (HtRes.rs->by_index) */
   int last_valid;            /* last_addr is still a temporary candidate */
   int pend;                  /* a realloc's free awaits its allocation */
   uint32_t pend_site;        /* site of the block the realloc freed, or
@@ -187,6 +188,13 @@ struct HtModel {
   uint64_t duration;         /* tape duration, ns (after finish) */
   int oom;                   /* ran out of memory: figures are incomplete */
 };
+
+/* Allocations a block stands for: 1, or its weight over its size when
+** sampled; blocks keep it below 2^32 (the width the live table had). */
+HT_INLINE uint64_t ht_model_count(uint64_t weight, uint64_t size)
+{
+  return weight > size && size ? (weight + size / 2) / size : 1;
+}
 
 /* Set up m over an open reader; o may be NULL. Returns 0 or HEAPTAPE_E_NOMEM. */
 int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o) HT_HIDDEN;

@@ -52,6 +52,17 @@ void ht_resolve_reset(HtResolve *rs)
   rs->by_index = by_index;
 }
 
+/* The block an event of a tape whose frees carry their block names. */
+static void resolve_carried(const HtEvent *ev, HtBlock *b)
+{
+  memset(b, 0, sizeof(*b));
+  b->index = ev->back - 1;
+  b->size = ev->bsize;
+  b->weight = ev->bweight;
+  b->stack = ev->bstack;
+  b->tid = ev->btid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0);
+}
+
 /* Resolve one event into *out. */
 void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
 {
@@ -59,6 +70,26 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   out->rs = rs;
   out->op = HT_RES_NONE;
   out->known = out->dup = 0;
+  if (rs->tableless && (ev->type == HT_EV_FREE || ev->type == HT_EV_ALLOC)) {
+    if (ev->type == HT_EV_FREE) {
+      if (!ev->has_blk) { rs->unknown_frees++; return; }
+      resolve_carried(ev, &out->blk);
+      out->known = 1;
+      out->op = rs->nops++;
+      return;
+    }
+    out->op = rs->nops++;
+    out->blk = (HtBlock){.index = rs->nallocs++, .size = ev->size,
+                         .weight = ev->weight ? ev->weight : ev->size, .addr = ev->addr,
+                         .stack = ev->stack,
+                         .tid = ev->tid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0)};
+    if (ev->has_blk) {
+      resolve_carried(ev, &out->old);
+      out->dup = 1;
+      rs->dup_allocs++;
+    }
+    return;
+  }
   if (ev->type == HT_EV_FREE) {
     if (rs->lean) memset(&out->blk, 0, sizeof(out->blk));
     int found = rs->by_index ? ev->back && ht_live_del(&rs->live, ev->back - 1, &out->blk)
@@ -70,6 +101,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     out->known = 1;
     out->op = rs->nops++;
     if (rs->lean && !rs->by_index) out->blk.addr = ev->addr;
+    if (rs->by_index) out->blk.index = ev->back - 1;  /* not in a lean payload */
     return;
   }
   if (ev->type != HT_EV_ALLOC) return;
@@ -134,6 +166,8 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
     if (rs->lean) ht_resolve_lean(rs, rs->by_index);
     else if (rs->by_index && !rs->live.count) ht_live_dense(&rs->live);
   }
+  rs->tableless = rs->lean && rs->by_index &&
+                  ht_reader_header(r)->version >= HT_VERSION_SEALED_BLK;
   ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;
 }

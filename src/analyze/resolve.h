@@ -18,7 +18,10 @@
 ** block: the event carries it (dup = 1).
 **
 ** On a sealed tape the sealer did this once: a FREE names the allocation
-** index of its block (HtEvent.back) and the table is keyed by index.
+** index of its block (HtEvent.back) and the table is keyed by index. From
+** version 5 the FREE carries that block's size, weight, stack and thread
+** too, so a lean resolver (the model's) keeps no table at all: its memory
+** follows the sites, never the live blocks.
 **
 ** Consumers (the model, the operations stream, lifetimes, heap maps,
 ** finalisation's summary, the sealer) see resolved events only and keep no
@@ -60,6 +63,7 @@ struct HtResolve {
                                 on sealed tapes: HtBlock */
   int by_index;              /* sealed tape: events name the blocks they free */
   int lean;                  /* keep size, weight, stack, tid (and addr) only */
+  int tableless;             /* lean on a tape whose frees carry their block */
   size_t payload;            /* bytes of HtBlock the table keeps per block */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
   uint64_t nops;             /* op numbers handed out */

@@ -37,10 +37,11 @@ static void seal_event(void *ctx, const HtRes *res)
 {
   SealCtx *c = ctx;
   const HtEvent *ev = res->ev;
-  uint64_t back = 0;
-  if (ev->type == HT_EV_FREE && res->known) back = res->blk.index + 1;
-  else if (ev->type == HT_EV_ALLOC && res->dup) back = res->old.index + 1;
-  ht_sealw_event(c->w, ev, back);
+  const HtBlock *b = ev->type == HT_EV_FREE && res->known ? &res->blk
+                   : ev->type == HT_EV_ALLOC && res->dup ? &res->old : NULL;
+  HtSealBlock sb;
+  if (b) sb = (HtSealBlock){b->index + 1, b->size, b->weight, b->stack, b->tid & ~HT_BLOCK_RT};
+  ht_sealw_event(c->w, ev, b ? &sb : NULL);
   ht_model_res(&c->m, res);
 }
 
@@ -66,7 +67,8 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   char why[256];
   int rc = ht_reader_open(&r, path, why, sizeof(why));
   if (rc) { snprintf(err, errlen, "%s: %s", path, why); return rc; }
-  /* A version 2 tape is sealed again, gaining its aggregate section. */
+  /* Sealed tapes of versions 2 to 4 are sealed again (version 2 gains its
+  ** aggregate section, all the newer columns). */
   if (ht_reader_sealed(r) && ht_reader_header(r)->version >= HT_VERSION_SEALED) {
     sum->already = 1;
     ht_reader_close(r);

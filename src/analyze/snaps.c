@@ -39,7 +39,7 @@ int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs, uint6
       if (!v) { s->oom = 1; return -1; }
       *arr[i] = v;
     }
-    size_t **idx[] = {&s->first, &s->dfirst};
+    size_t **idx[] = {&s->first, &s->dfirst, &s->zfirst};
     for (size_t i = 0; i < HT_COUNTOF(idx); i++) {
       size_t *v = realloc(*idx[i], (c + 1) * sizeof(size_t));
       if (!v) { s->oom = 1; return -1; }
@@ -53,13 +53,18 @@ int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs, uint6
   s->temp[s->n] = temp;
   s->first[s->n] = s->nent;
   s->dfirst[s->n] = s->ndent;
+  s->zfirst[s->n] = s->nzent;
   return 0;
 }
 
-/* In the snapshot begun: site holds bytes (not 0), sites in increasing order. */
-void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes)
+/* In the snapshot begun: site holds bytes (not 0) in blocks, sites in
+** increasing order. */
+void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes, uint64_t blocks)
 {
-  if (s->oom || snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t))) return;
+  if (s->oom || snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t)) ||
+      snaps_grow(s, &s->entn, s->nent / 2 + 1, &s->centn, sizeof(uint64_t)))
+    return;
+  s->entn[s->nent / 2] = blocks;
   s->ent[s->nent++] = site;
   s->ent[s->nent++] = bytes;
 }
@@ -80,6 +85,7 @@ void ht_snaps_end(HtSnaps *s)
   s->n++;
   s->first[s->n] = s->nent;
   s->dfirst[s->n] = s->ndent;
+  s->zfirst[s->n] = s->nzent;
 }
 
 /* HtSnapFn: record the live bytes of every site, and the calls and
@@ -104,7 +110,11 @@ void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
       p[0] = f->allocs;
       p[1] = f->temp;
     }
-    if (f->live) ht_snaps_live(s, i, f->live);
+    if (f->live) ht_snaps_live(s, i, f->live, f->live_n);
+    else if (f->live_n && !snaps_grow(s, &s->zent, s->nzent + 2, &s->czent, sizeof(uint64_t))) {
+      s->zent[s->nzent++] = i;  /* blocks of 0 bytes: for report --at's count */
+      s->zent[s->nzent++] = f->live_n;
+    }
   }
   ht_snaps_end(s);
 }
@@ -121,7 +131,8 @@ void ht_snaps_rss(void *arg, uint64_t t_ns, uint64_t rss)
 /* Release the snapshots. */
 void ht_snaps_free(HtSnaps *s)
 {
-  free(s->t); free(s->heap); free(s->ent); free(s->first);
+  free(s->t); free(s->heap); free(s->ent); free(s->entn); free(s->first);
+  free(s->zent); free(s->zfirst);
   free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
   free(s->rss);
   memset(s, 0, sizeof(*s));

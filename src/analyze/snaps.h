@@ -15,6 +15,13 @@ typedef struct HtSnaps {
   uint32_t n, c;             /* snapshots, allocated */
   uint64_t *ent;             /* (site, bytes) pairs of every snapshot */
   size_t nent, cent;         /* used, allocated (in pairs * 2) */
+  uint64_t *entn;            /* per pair: the site's live blocks (0 when
+                                loaded from an AGG: the page needs none) */
+  size_t centn;              /* allocated */
+  uint64_t *zent;            /* (site, blocks) pairs of the sites holding
+                                blocks of 0 bytes only, every snapshot */
+  size_t nzent, czent;       /* used, allocated (in pairs * 2) */
+  size_t *zfirst;            /* per snapshot: its first pair, n + 1 entries */
   size_t *first;             /* per snapshot: its first pair, n + 1 entries */
   uint64_t *allocs, *temp;   /* allocation calls and temporaries so far, per snapshot */
   uint64_t *dent;            /* (site, new calls, new temporaries) since the
@@ -39,7 +46,7 @@ void ht_snaps_free(HtSnaps *s) HT_HIDDEN;
 ** memory), add its sites in increasing order, end it. */
 int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs,
                    uint64_t temp) HT_HIDDEN;
-void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes) HT_HIDDEN;
+void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes, uint64_t blocks) HT_HIDDEN;
 void ht_snaps_calls(HtSnaps *s, uint32_t site, uint64_t calls, uint64_t temp) HT_HIDDEN;
 void ht_snaps_end(HtSnaps *s) HT_HIDDEN;
 /* HtRssFn: keep an RSS sample (arg is HtSnaps *). */

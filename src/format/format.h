@@ -91,7 +91,9 @@
 **   ADDR  ALLOC with HT_SC_REUSE: k, its address is the k-th latest freed
 **         address the block knows (k < HT_SEAL_REUSE); other ALLOCs,
 **         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev), prev the
-**         last address of this column, + ht_seal_chunk(size) if an ALLOC's. Freed addresses a block knows: unresolved
+**         last address of this column, + ht_seal_chunk(size) if an ALLOC's
+**         (from version 5 an ALLOC with HT_SC_REUSE leaves prev as it
+**         was: fresh blocks follow fresh blocks). Freed addresses a block knows: unresolved
 **         FREEs' and those of blocks allocated in the same block, in order.
 **   BACK  uleb FREE: 0 unresolved, else allocations before it - index of
 **         the block it releases; FREE with HT_SC_REL: zigzag(index - last
@@ -99,12 +101,19 @@
 **         (0 at the block's start); ALLOC with HT_SC_DUP: allocations
 **         before it - index of the live block its address drops
 **   BLOB  THREAD, MARK: len bytes; MODULE, UNLOAD: len path len bid nseg seg*
+** From version 5, for a FREE with BACK and an ALLOC with HT_SC_DUP naming a
+** block allocated in an earlier block (the reader has this block's ALLOCs),
+** the block named as its allocation made it, so a reader needs no table:
+**   BSTACK zigzag: its stack - prev (prev: the last BSTACK value, 0 at start)
+**   BSIZE uleb: its size   BWEIGHT zigzag: weight - size
+**   BTID  zigzag: its allocating thread - the event's thread
 */
 
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 3  /* sealed tapes: what the sealer writes */
+#define HT_VERSION_SEALED 5  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_BLK 5 /* from it: frees carry their block (BSTACK...) */
 #define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
 #define HT_VERSION_ACCESS 4  /* a journal or sealed tape (HT_F_SEALED says which)
                              ** that carries ACCESS packets */
@@ -225,7 +234,9 @@ enum {
 /* Columns of a sealed block, in this order. */
 enum {
   HT_SC_TYPE, HT_SC_KIND, HT_SC_SEQ, HT_SC_TIME, HT_SC_TID, HT_SC_SIZE, HT_SC_WEIGHT,
-  HT_SC_ALIGN, HT_SC_STACK, HT_SC_ADDR, HT_SC_BACK, HT_SC_BLOB, HT_SC_COUNT
+  HT_SC_ALIGN, HT_SC_STACK, HT_SC_ADDR, HT_SC_BACK, HT_SC_BLOB,
+  HT_SC_COUNT_V3,            /* columns before version 5 */
+  HT_SC_BSTACK = HT_SC_COUNT_V3, HT_SC_BSIZE, HT_SC_BWEIGHT, HT_SC_BTID, HT_SC_COUNT
 };
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
 #define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
@@ -264,6 +275,9 @@ enum {
                          delta, heap, calls, temporaries, live sites, sites
                          with new calls */
   HT_A_RSS = 8,       /* n, then n (time, resident bytes) samples */
+  HT_A_SNAPN = 9,     /* version 5: n, then per snapshot of SNAPS: k, and the
+                         live blocks of its k live sites, in SNAPS's order;
+                         z, and z (site delta, blocks) of sites with 0 bytes */
 };
 
 /* Trailer fields. */

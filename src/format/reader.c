@@ -150,7 +150,7 @@ typedef struct SealCur {
   const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
   uint32_t left;             /* events not yet decoded */
   uint64_t nallocs;          /* allocation index of the next ALLOC */
-  uint64_t seq, ts, tid, stack, addr; /* delta bases */
+  uint64_t seq, ts, tid, stack, addr, bstack; /* delta bases */
   uint64_t seq0, seq1;       /* sequence range the packet announces */
   uint64_t off;              /* the packet's offset (damage messages) */
   HtSegment segs[64];        /* MODULE segments */
@@ -158,7 +158,10 @@ typedef struct SealCur {
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
   uint64_t nf;               /* freed addresses written to fring */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
-  uint64_t aaddr[HT_SEAL_BLOCK]; /* addresses of the block's ALLOCs */
+  struct {                   /* the block's ALLOCs, by index - a0 */
+    uint64_t addr, size, weight;
+    uint32_t stack, tid;
+  } a[HT_SEAL_BLOCK];
 } SealCur;
 
 /* Note the first damage: its offset and a description. */
@@ -206,9 +209,9 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     return HEAPTAPE_E_TRUNCATED;
   }
   uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
-  if (ver > HT_VERSION_ACCESS || ver == 0) {
+  if (ver > HT_VERSION_SEALED || ver == 0) {
     snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads "
-             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_ACCESS);
+             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_SEALED);
     return HEAPTAPE_E_VERSION;
   }
   uint32_t len = ht_ru32(d + 12);
@@ -225,7 +228,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  /* Versions 2 and 3 are sealed, 1 is not; 4 may be either. */
+  /* Versions 2, 3 and 5 are sealed, 1 is not; 4 may be either. */
   if (ver != HT_VERSION_ACCESS && (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
              (flags & HT_F_SEALED) ? "is" : "is not");
@@ -1124,9 +1127,10 @@ static int seal_open(HtReader *r)
                                    pk->rawlen, pk->flags, &c->own);
     if (!b) { seal_bad(r, "compression"); continue; }
     const uint8_t *p = b, *end = b + pk->rawlen;
-    uint64_t a0, s0, n;
+    uint64_t a0 = 0, s0 = 0, n;
     int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
-    for (int i = 0; ok && i < HT_SC_COUNT; i++) {
+    int ncol = r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT : HT_SC_COUNT_V3;
+    for (int i = 0; ok && i < ncol; i++) {
       ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
       if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
     }
@@ -1145,6 +1149,34 @@ static int seal_open(HtReader *r)
 /* A ULEB128 value of column k, or fail. */
 #define SC_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) goto bad; } while (0)
 #define SC_BYTE(k, v) do { if (c->p[k] >= c->e[k]) goto bad; (v) = *c->p[k]++; } while (0)
+
+/* The block a FREE with BACK or an ALLOC with DUP names (version 5): 1, or
+** 0 when it is damaged. */
+static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
+{
+  uint64_t v;
+  if (r->hdr.version < HT_VERSION_SEALED_BLK) return 1;
+  if (ev->back - 1 >= c->a0) {  /* allocated in this block: known */
+    ev->bstack = c->a[ev->back - 1 - c->a0].stack;
+    ev->bsize = c->a[ev->back - 1 - c->a0].size;
+    ev->bweight = c->a[ev->back - 1 - c->a0].weight;
+    if (!ev->bweight) ev->bweight = ev->bsize;  /* as the resolver weighs it */
+    ev->btid = c->a[ev->back - 1 - c->a0].tid;
+    ev->has_blk = 1;
+    return 1;
+  }
+  if (ht_ruleb128(&c->p[HT_SC_BSTACK], c->e[HT_SC_BSTACK], &v)) return 0;
+  c->bstack += (uint64_t)ht_unzigzag(v);
+  if (c->bstack >= r->nnodes) return 0;
+  ev->bstack = (uint32_t)c->bstack;
+  if (ht_ruleb128(&c->p[HT_SC_BSIZE], c->e[HT_SC_BSIZE], &ev->bsize)) return 0;
+  if (ht_ruleb128(&c->p[HT_SC_BWEIGHT], c->e[HT_SC_BWEIGHT], &v)) return 0;
+  ev->bweight = ev->bsize + (uint64_t)ht_unzigzag(v);
+  if (ht_ruleb128(&c->p[HT_SC_BTID], c->e[HT_SC_BTID], &v)) return 0;
+  ev->btid = (uint32_t)(ev->tid + (uint64_t)ht_unzigzag(v));
+  ev->has_blk = 1;
+  return 1;
+}
 
 /* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
 static int seal_event(HtReader *r, HtEvent *ev)
@@ -1180,16 +1212,24 @@ static int seal_event(HtReader *r, HtEvent *ev)
     SC_ULEB(HT_SC_ADDR, v);
     if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
       if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
-      c->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
-    } else c->addr += (uint64_t)ht_unzigzag(v);
-    ev->addr = c->addr;
-    c->addr += ht_seal_chunk(ev->size);  /* where the next block is predicted */
+      ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
+      /* before version 5 a reused address moved the prediction too */
+      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = ev->addr + ht_seal_chunk(ev->size);
+    } else {
+      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->addr += ht_seal_chunk(ev->size);  /* where the next fresh block is predicted */
+    }
     if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
-    c->aaddr[c->nallocs - c->a0] = ev->addr;
+    c->a[c->nallocs - c->a0].addr = ev->addr;
+    c->a[c->nallocs - c->a0].size = ev->size;
+    c->a[c->nallocs - c->a0].weight = ev->weight;
+    c->a[c->nallocs - c->a0].stack = ev->stack;
+    c->a[c->nallocs - c->a0].tid = ev->tid;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
       ev->back = c->nallocs - v + 1;
+      if (!seal_blk(r, c, ev)) goto bad;
     }
     c->nallocs++;
     break;
@@ -1207,9 +1247,10 @@ static int seal_event(HtReader *r, HtEvent *ev)
     if (v > c->nallocs) goto bad;
     if (v) {
       ev->back = c->nallocs - v + 1;
+      if (!seal_blk(r, c, ev)) goto bad;
       c->last_freed = ev->back - 1;
       if (ev->back - 1 >= c->a0)  /* allocated in this block: its address is known */
-        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = c->aaddr[ev->back - 1 - c->a0];
+        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = c->a[ev->back - 1 - c->a0].addr;
     } else {
       SC_ULEB(HT_SC_ADDR, v);
       ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
@@ -1323,6 +1364,21 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
 }
 
 /* Rewind to the first event; stack ids stay the same. */
+/* A sealed tape: read on from the block holding the first event after ts
+** (the events before it in that block come too). */
+int ht_reader_seek_ts(HtReader *r, uint64_t ts)
+{
+  if (!r->sealed) return -1;
+  ht_reader_rewind(r);
+  size_t lo = 0, hi = r->npk;  /* the last block starting at or before ts */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->pk[mid].ts0 <= ts) lo = mid; else hi = mid;
+  }
+  r->next_pk = lo;
+  return 0;
+}
+
 int ht_reader_rewind(HtReader *r)
 {
   for (size_t i = 0; i < r->nheap; i++) cursor_free(r, r->heap[i]);

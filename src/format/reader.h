@@ -40,6 +40,11 @@ typedef struct HtEvent {
                                 index + 1 of the block it releases (0 = not
                                 allocated on the tape); ALLOC: index + 1 of a
                                 live block its address drops (0 = none) */
+  /* With back, on sealed tapes from version 5 (has_blk): that block as its
+  ** allocation made it. */
+  int has_blk;
+  uint64_t bsize, bweight;   /* its size and weight */
+  uint32_t bstack, btid;     /* its stack and allocating thread */
 } HtEvent;
 
 /* Identity of the block an ALLOC or FREE is about: its address, with the top
@@ -132,6 +137,10 @@ void ht_reader_hold(HtReader *r, uint64_t ts) HT_HIDDEN;
 int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
 /* Rewind to the first event (stacks keep their ids). */
 int ht_reader_rewind(HtReader *r) HT_HIDDEN;
+/* A sealed tape: rewind, then skip the blocks wholly before time ts (the
+** events of the block holding ts, earlier ones included, come next).
+** -1 for a journal. */
+int ht_reader_seek_ts(HtReader *r, uint64_t ts) HT_HIDDEN;
 
 const HtHeader *ht_reader_header(const HtReader *r) HT_HIDDEN;
 /* Whether the tape is sealed (version 2 or 3): frees come with ev->back. */

@@ -30,7 +30,7 @@ struct HtSealW {
   uint64_t a0;               /* allocation index of its first ALLOC */
   uint64_t first_seq;        /* sequence number of its first event */
   uint64_t nallocs;          /* allocations so far */
-  uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr; /* deltas */
+  uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr, prev_bstack; /* deltas */
   ZSTD_CCtx *zc;             /* compressor */
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
@@ -134,7 +134,19 @@ static void sealw_freed(HtSealW *w, uint64_t addr)
   w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = addr;
 }
 
-/* Add one event. */
+/* The block an event names, in the B columns, unless it was allocated in
+** this block (the reader knows it). */
+static void sealw_block(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
+{
+  Col *c = w->col;
+  if (b->back - 1 >= w->a0) return;
+  col_uleb(w, &c[HT_SC_BSTACK], ht_zigzag((int64_t)(b->stack - w->prev_bstack)));
+  w->prev_bstack = b->stack;
+  col_uleb(w, &c[HT_SC_BSIZE], b->size);
+  col_uleb(w, &c[HT_SC_BWEIGHT], ht_zigzag((int64_t)(b->weight - b->size)));
+  col_uleb(w, &c[HT_SC_BTID], ht_zigzag((int64_t)b->tid - (int64_t)ev->tid));
+}
+
 /* Write the modules listed so far as one MODULES packet. */
 static void sealw_modules(HtSealW *w)
 {
@@ -147,8 +159,9 @@ static void sealw_modules(HtSealW *w)
   w->nmods = 0;
 }
 
-void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
+void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
 {
+  uint64_t back = b ? b->back : 0;
   if (!w->nev) {
     w->seq0 = w->seq1 = ev->seq;
     w->ts0 = ev->ts;
@@ -156,7 +169,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
     w->prev_seq = ev->seq - 1;
     w->first_seq = ev->seq;
     w->prev_ts = ev->ts;
-    w->prev_tid = w->prev_stack = w->prev_addr = 0;
+    w->prev_tid = w->prev_stack = w->prev_addr = w->prev_bstack = 0;
     w->nf = w->last_freed = 0;
   }
   Col *c = w->col;
@@ -184,11 +197,16 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
       if (k < HT_SEAL_REUSE && k < w->nf && !w->err) {
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_REUSE;
         col_uleb(w, &c[HT_SC_ADDR], k);
-      } else col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
-      w->prev_addr = ev->addr + ht_seal_chunk(ev->size);
+      } else {  /* fresh memory: the allocator carves on from the last fresh block */
+        col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
+        w->prev_addr = ev->addr + ht_seal_chunk(ev->size);
+      }
       w->aaddr[w->nallocs - w->a0] = ev->addr;
     }
-    if (back) col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
+    if (back) {
+      col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
+      sealw_block(w, ev, b);
+    }
     w->nallocs++;
     break;
   case HT_EV_FREE:
@@ -202,6 +220,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back)
         col_uleb(w, &c[HT_SC_BACK], rel);
       } else col_uleb(w, &c[HT_SC_BACK], since);
       w->last_freed = back - 1;
+      sealw_block(w, ev, b);
     } else col_uleb(w, &c[HT_SC_BACK], 0);
     if (!back) {
       col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
@@ -277,9 +296,8 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   memcpy(h, d, hlen);
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   /* Accesses are copied as they are (they name blocks by sequence numbers,
-  ** which sealing keeps): such a tape stays version 4. */
-  h[8] = ht_reader_access_count(r, NULL) || ht_reader_header(r)->access_sample
-       ? HT_VERSION_ACCESS : HT_VERSION_SEALED;
+  ** which sealing keeps). */
+  h[8] = HT_VERSION_SEALED;
   h[9] = 0;
   h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
   ht_wu32(h + hlen - 4, (uint32_t)crc32(0, h, (uInt)(hlen - 4)));

@@ -1,4 +1,4 @@
-/* heaptape -- the sealed tape's writer (format version 3): header, copied
+/* heaptape -- the sealed tape's writer (format version 5): header, copied
 ** dictionaries, META, STACKS, column-coded event blocks and their index. */
 #ifndef HT_SEALW_H
 #define HT_SEALW_H
@@ -11,8 +11,16 @@ typedef struct HtSealW HtSealW;
 /* Start a sealed tape at f (not owned) for the journal r: its header as
 ** version 2, its DICT packets, its stack nodes. NULL when out of memory. */
 HtSealW *ht_sealw_new(FILE *f, const HtReader *r) HT_HIDDEN;
-/* Add one event in global order; back as HtEvent.back documents it. */
-void ht_sealw_event(HtSealW *w, const HtEvent *ev, uint64_t back) HT_HIDDEN;
+/* The block a FREE releases, or an ALLOC's address drops: back as
+** HtEvent.back documents it (0: none), then the block as allocated. */
+typedef struct HtSealBlock {
+  uint64_t back;
+  uint64_t size, weight;
+  uint32_t stack, tid;
+} HtSealBlock;
+
+/* Add one event in global order with the block it names (NULL: none). */
+void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b) HT_HIDDEN;
 /* Write the last block, META (from r's final reading and the counts), the
 ** index and the aggregate figures agg (an AGG body, or NULL); free w.
 ** Returns 0, or a HEAPTAPE_E_* code. */

@@ -47,7 +47,7 @@ static void round_trip(HtReader *j)
   HtEvent ev;
   int n = 0;
   while (w && n < MAXEV && ht_reader_next(j, &ev) > 0) {
-    ht_sealw_event(w, &ev, 0);
+    ht_sealw_event(w, &ev, NULL);
     seen[n] = ev;
     seen[n].str = NULL;  /* strings point into the reader's buffers */
     seen[n].build_id = NULL;

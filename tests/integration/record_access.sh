@@ -63,7 +63,7 @@ grep -q "heap accesses *$n in .*every one" "$T/ak.stats"; ok "stats: the accesse
 "$HEAPTAPE" flamegraph -o "$T/ak.svg" "$T/ak.tape" 2>/dev/null && grep -q '<svg' "$T/ak.svg"
 ok "flamegraph: exit 0, an SVG" $?
 
-# Sealing keeps the accesses (version 4 sealed): the same log.
+# Sealing keeps the accesses (a sealed tape, version 5): the same log.
 cp "$T/ak.tape" "$T/aksealed.tape"
 "$HEAPTAPE" seal "$T/aksealed.tape" 2>/dev/null && "$HEAPTAPE" stats "$T/aksealed.tape" | grep -q 'sealed *yes'
 ok "seal: an --access tape seals" $?
