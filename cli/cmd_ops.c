@@ -88,6 +88,9 @@ int cmd_ops(int argc, char **argv)
     ht_cli_error("warning: %s: accesses sampled 1 in %" PRIu64, path, ai.sample);
   HtResolve rs;
   ht_resolve_init(&rs);
+  /* The log needs sizes and handles only: on a sealed tape (frees name
+  ** their block) a lean resolver, with no table at all from version 5. */
+  if (!access && ht_reader_sealed(r)) ht_resolve_lean(&rs, 1);
   if (access ? ht_access_run(&rs, r, ops_line, ops_access, &l)
              : ht_resolve_run(&rs, r, ops_line, NULL, &l)) o->oom = 1;
   ht_resolve_free(&rs);

@@ -116,6 +116,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   if (rs->lean) memset(&out->old, 0, sizeof(out->old));
   if (rs->by_index) {  /* the sealer says which live block the address drops */
     int dropped = ev->back && ht_live_del(&rs->live, ev->back - 1, &out->old);
+    if (dropped) out->old.index = ev->back - 1;  /* not in a lean payload */
     b = ht_live_put(&rs->live, out->blk.index, &existed);
     existed = dropped;
   } else {
