@@ -405,8 +405,8 @@ typedef struct AtSnap {
 /* SNAPS: find the snapshot and keep its sites and bytes. */
 static void agg_at_snaps(Rd *d, const uint32_t *map, uint64_t nmap, AtSnap *a)
 {
-  uint64_t step = rd_u(d), n = rd_count(d, 6), t = 0;
-  (void)step;
+  rd_u(d);  /* step */
+  uint64_t n = rd_count(d, 6), t = 0;
   if (!map) { d->bad = 1; return; }
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     t += rd_u(d);
@@ -594,7 +594,7 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
 }
 
 /* Whether m asks --at of a tape whose AGG and events give it without the
-** pass: version 4 (frees carry their block), nothing else only a pass gives. */
+** pass: version 5 (frees carry their block), nothing else only a pass gives. */
 static int agg_usable_at(const HtModel *m)
 {
   size_t len;

@@ -157,7 +157,6 @@ static void model_replaced(HtModel *m, uint32_t si, uint32_t over)
   m->over[m->nover++] = key;
 }
 
-
 /* Take a block's figures out of its site and the heap. */
 static HtSite *model_unlive(HtModel *m, const HtBlock *b, uint64_t *n)
 {
