@@ -45,8 +45,9 @@ static void dump_event(const HtEvent *e)
     if (e->align) printf(" align=%" PRIu64, e->align);
     if (e->weight != e->size) printf(" weight=%" PRIu64, e->weight);
     break;
-  case HT_EV_FREE:
-    printf("FREE %s%s 0x%" PRIx64, dom, kind_name(e->kind), e->addr);
+  case HT_EV_FREE:  /* a sealed tape names the block freed, not its address */
+    if (e->back) printf("FREE %s%s handle=%" PRIu64, dom, kind_name(e->kind), e->back);
+    else printf("FREE %s%s 0x%" PRIx64, dom, kind_name(e->kind), e->addr);
     if (HT_K_HAS_SIZE(e->kind)) printf(" size=%" PRIu64, e->size);
     break;
   case HT_EV_THREAD: printf("THREAD "); put_quoted(e->str, e->len); break;

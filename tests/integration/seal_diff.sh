@@ -99,6 +99,10 @@ for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse; do
   for d in j s; do
     "$HEAPTAPE" dump "$TMP/$d/tape.tape" 2>/dev/null | awk '$4 == "ALLOC" {print $1, $5, $6, $7}' | sort -n >"$TMP/$d/allocs"
   done
+  hn=$("$HEAPTAPE" dump "$TMP/s/tape.tape" 2>/dev/null | grep -c ' FREE .* handle=[1-9]')
+  fn=$("$HEAPTAPE" ops "$TMP/j/tape.tape" 2>/dev/null | grep -c '^[0-9]* [0-9]* F ')
+  ok "version $v sealed $n: dump names each resolved free's block (handle=N, as ops: $hn of $fn)" \
+    [ "$hn" = "$fn" -a "$fn" -gt 0 ]
   ok "version $v sealed $n: the same addresses as its journal's" sh -c \
     "[ -s \"$TMP/j/allocs\" ] && cmp -s \"$TMP/j/allocs\" \"$TMP/s/allocs\""
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
