@@ -18,6 +18,7 @@
 #define PH_ARENA (8u << 20)       /* bytes for interned names */
 #define PH_FC_BITS 14             /* frame cache: 2^14 entries, direct-mapped */
 #define PH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PH_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* An interned runtime location. */
 typedef struct PhLoc {
@@ -44,6 +45,8 @@ typedef struct PhProf {
   int own_tape;             /* we started the tape (vs. attached to a preload) */
   int native;               /* interleave native frames (--python=native) */
   int maxdepth;             /* frames kept per event */
+  uint64_t sample;          /* the recording's sampling interval (0: every event) */
+  uint32_t session;         /* bumped per session: threads' countdowns restart */
   atomic_flag lock;         /* the caches and intern tables (raw hooks run
                                without the GIL) */
   uint64_t gen;             /* frame cache generation: bumped when a code
@@ -67,7 +70,7 @@ const char *ph_stack_verify(void);
 /* ph_stack.c: the stack of the calling thread as frame values, outermost
 ** first, into out[PH_MAXDEPTH + PH_MAXNATIVE]; tstate may be NULL. */
 int ph_stack_where(PyThreadState *tstate, uint64_t *out);
-/* ph_stack.c: a freed block that is a code object leaves the cache. */
+/* ph_stack.c: a freed code object leaves the cache (ph_free checked the type). */
 void ph_stack_forget(const void *p);
 
 #endif

@@ -10,8 +10,18 @@
 
 PhProf ph = { .lock = ATOMIC_FLAG_INIT };
 
-/* Inside a hook on this thread: nested allocations pass through. */
-static __thread int ph_busy __attribute__((tls_model("initial-exec")));
+/* The calling thread's state in the hooks: one TLS block, one address. */
+typedef struct PhThread {
+  int busy;                /* inside a hook: nested allocations pass through */
+  uint32_t session;        /* the session that left belongs to */
+  int64_t left;            /* sampled sessions: bytes until the next sample
+                              point, counted down here so that an allocation
+                              the sampler skips makes no call into
+                              libheaptape (the gaps are the recorder's,
+                              heaptape_rt_gap) */
+} PhThread;
+static __thread PhThread ph_t __attribute__((tls_model("initial-exec")));
+#define ph_busy (ph_t.busy)
 
 enum { PH_RAW, PH_MEM, PH_OBJ };
 static const PyMemAllocatorDomain ph_domain[3] = {
@@ -34,6 +44,45 @@ static inline PyThreadState *ph_tstate(const PyMemAllocatorEx *o)
                                : _PyThreadState_UncheckedGet();
 }
 
+/* A sample point fell in the calling thread's last n bytes, or its
+** countdown belongs to an earlier session: draw (rarely called). */
+static __attribute__((noinline)) int ph_due_draw(size_t n)
+{
+  PhThread *t = &ph_t;
+  if (t->session != ph.session) {       /* the thread's first allocation */
+    t->session = ph.session;
+    t->left = (int64_t)heaptape_rt_gap() - (int64_t)n;
+    if (t->left > 0) return 0;
+  }
+  while (t->left <= 0) {
+    int64_t g = (int64_t)heaptape_rt_gap();
+    if (g <= 0) { t->left = INT64_MAX; return 0; }   /* the recording stopped */
+    t->left += g;
+  }
+  return heaptape_rt_take(0);            /* its weight is implied by its size */
+}
+
+/* Whether an allocation of n bytes is recorded: every one, or the sampled
+** ones (the recorder's Poisson draw by bytes; the same as heaptape_rt_due
+** without its call for the allocations it skips). */
+static inline int ph_due(size_t n)
+{
+  if (!ph.sample) return 1;
+  PhThread *t = &ph_t;
+  if (PH_LIKELY(t->session == ph.session) && PH_LIKELY((t->left -= (int64_t)n) > 0))
+    return 0;
+  return ph_due_draw(n);
+}
+
+/* Record a new block with the calling thread's stack (out of line: the
+** hooks' common path keeps no frame buffer). */
+static __attribute__((noinline)) void ph_record_alloc(const PyMemAllocatorEx *o, void *p, size_t n)
+{
+  uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
+  int d = ph_stack_where(ph_tstate(o), fr);
+  heaptape_rt_alloc_frames(fr, (size_t)d, p, n);
+}
+
 /* malloc of a domain (ctx = its previous allocator). */
 static void *ph_malloc(void *ctx, size_t n)
 {
@@ -43,11 +92,7 @@ static void *ph_malloc(void *ctx, size_t n)
   ** 512 bytes) is one event, and one sampler draw */
   ph_busy = 1;
   void *p = o->malloc(o->ctx, n);
-  if (p && heaptape_rt_due(n)) {
-    uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
-    int d = ph_stack_where(ph_tstate(o), fr);
-    heaptape_rt_alloc_frames(fr, (size_t)d, p, n);
-  }
+  if (p && ph_due(n)) ph_record_alloc(o, p, n);
   ph_busy = 0;
   return p;
 }
@@ -59,36 +104,41 @@ static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
   if (!ph_free_to_hook()) return o->calloc(o->ctx, nelem, elsize);
   ph_busy = 1;
   void *p = o->calloc(o->ctx, nelem, elsize);
-  if (p && heaptape_rt_due(nelem * elsize)) {
-    uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
-    int d = ph_stack_where(ph_tstate(o), fr);
-    heaptape_rt_alloc_frames(fr, (size_t)d, p, nelem * elsize);
-  }
+  if (p && ph_due(nelem * elsize)) ph_record_alloc(o, p, nelem * elsize);
   ph_busy = 0;
   return p;
 }
 
-/* realloc of a domain: the stack is read and the old block's free reported
-** before the real call, as the native recorder orders a realloc (the raw
+/* A realloc whose new block is recorded: the stack is read and the old
+** block's free reported before the real call, as the native recorder orders a realloc (the raw
 ** domain runs without the GIL: once the call returns, another thread may get
 ** the old address, and its ALLOC must come after this FREE). */
-static void *ph_realloc(void *ctx, void *ptr, size_t n)
+static __attribute__((noinline)) void *ph_record_realloc(const PyMemAllocatorEx *o,
+                                                          void *ptr, size_t n)
 {
-  PyMemAllocatorEx *o = ctx;
-  if (!ph_free_to_hook()) return o->realloc(o->ctx, ptr, n);
-  ph_busy = 1;
-  if (!heaptape_rt_due(n)) {            /* the new block is not sampled */
-    if (ptr) heaptape_rt_free(ptr);     /* the old one may have been */
-    void *q = o->realloc(o->ctx, ptr, n);
-    ph_busy = 0;
-    return q;
-  }
   uint64_t fr[PH_MAXDEPTH + PH_MAXNATIVE];
   int d = ph_stack_where(ph_tstate(o), fr);
   if (ptr) heaptape_rt_realloc_frames(NULL, 0, ptr, NULL, 0);   /* FREE(realloc) */
   void *q = o->realloc(o->ctx, ptr, n);
   /* the new block; on failure the old one is live again (its size unknown here) */
   if (q || ptr) heaptape_rt_realloc_frames(fr, (size_t)d, NULL, q ? q : ptr, n);
+  return q;
+}
+
+/* realloc of a domain: a block the sampler skips only reports the old
+** block's free (it may have been sampled). */
+static void *ph_realloc(void *ctx, void *ptr, size_t n)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (!ph_free_to_hook()) return o->realloc(o->ctx, ptr, n);
+  ph_busy = 1;
+  void *q;
+  if (ph_due(n)) {
+    q = ph_record_realloc(o, ptr, n);
+  } else {
+    if (ptr) heaptape_rt_free(ptr);
+    q = o->realloc(o->ctx, ptr, n);
+  }
   ph_busy = 0;
   return q;
 }
@@ -103,10 +153,9 @@ static void ph_free(void *ctx, void *ptr)
     return;
   }
   ph_busy = 1;
-  if (heaptape_is_running()) {
-    if (o == &ph.orig[PH_OBJ]) ph_stack_forget(ptr);
-    heaptape_rt_free(ptr);
-  }
+  if (o == &ph.orig[PH_OBJ] && PH_UNLIKELY(Py_TYPE((PyObject *)ptr) == &PyCode_Type))
+    ph_stack_forget(ptr);
+  heaptape_rt_free(ptr);                /* nothing when not recording */
   o->free(o->ctx, ptr);
   ph_busy = 0;
 }
@@ -195,6 +244,8 @@ static PyObject *ph_begin(const char *path, int frames, int native, int attach)
   int nfr = frames ? frames : heaptape_frames();
   ph.maxdepth = nfr >= 1 && nfr < PH_MAXDEPTH ? nfr : PH_MAXDEPTH;
   ph.native = native;
+  ph.sample = heaptape_sample_bytes();
+  ph.session++;                         /* threads draw a fresh countdown */
   ph_install();
   atomic_store(&ph.active, 1);
   Py_RETURN_NONE;

@@ -102,9 +102,13 @@ HT_API int heaptape_rt_alloc(const heaptape_loc_t *locs, size_t depth,
   return ht_record_event_alloc(ptr, size, RT_KIND, v, depth);
 }
 
-/* Runtime free. */
+/* Runtime free. On a sampled recording most blocks were never recorded:
+** the sampler's filter (one byte load) turns them away before the call. */
 HT_API int heaptape_rt_free(const void *ptr)
 {
+  if (!ptr || (ht_g.sample && atomic_load_explicit(&ht_g.running, memory_order_relaxed) &&
+               !ht_sampler_maybe((uintptr_t)ptr)))
+    return HEAPTAPE_OK;
   return ht_record_event_free(ptr, RT_KIND);
 }
 
