@@ -62,17 +62,21 @@ static __attribute__((noinline)) int ph_due_draw(size_t n)
   return heaptape_rt_take(0);            /* its weight is implied by its size */
 }
 
-/* Whether an allocation of n bytes is recorded: every one, or the sampled
-** ones (the recorder's Poisson draw by bytes; the same as heaptape_rt_due
-** without its call for the allocations it skips). */
-static inline int ph_due(size_t n)
+/* Sampled, and the sampler skips an allocation of n bytes (counted down
+** here; 0: not sampling, or ph_due_draw decides). */
+static inline int ph_skip(size_t n)
 {
-  if (!ph.sample) return 1;
   PhThread *t = &ph_t;
-  if (PH_LIKELY(t->session == ph.session) && PH_LIKELY((t->left -= (int64_t)n) > 0))
-    return 0;
-  return ph_due_draw(n);
+  return ph.sample && PH_LIKELY(t->session == ph.session) &&
+         PH_LIKELY((t->left -= (int64_t)n) > 0);
 }
+
+/* After ph_skip's 0: whether the allocation is recorded (every one when not
+** sampling; the recorder's Poisson draw by bytes, as heaptape_rt_due's). */
+static inline int ph_due_after(size_t n) { return !ph.sample || ph_due_draw(n); }
+
+/* Whether an allocation of n bytes is recorded. */
+static inline int ph_due(size_t n) { return !ph_skip(n) && ph_due_after(n); }
 
 /* Record a new block with the calling thread's stack (out of line: the
 ** hooks' common path keeps no frame buffer). */
@@ -83,16 +87,27 @@ static __attribute__((noinline)) void ph_record_alloc(const PyMemAllocatorEx *o,
   heaptape_rt_alloc_frames(fr, (size_t)d, p, n);
 }
 
-/* malloc of a domain (ctx = its previous allocator). */
+/* malloc whose block may be recorded (ph_skip said 0). */
+static __attribute__((noinline)) void *ph_malloc_due(PyMemAllocatorEx *o, size_t n)
+{
+  ph_busy = 1;
+  void *p = o->malloc(o->ctx, n);
+  if (p && ph_due_after(n)) ph_record_alloc(o, p, n);
+  ph_busy = 0;
+  return p;
+}
+
+/* malloc of a domain (ctx = its previous allocator). The sampler's decision
+** comes first, so that a skipped block keeps nothing across the call.
+** Busy over the call: an object allocator calling the raw one (blocks over
+** 512 bytes) is one event, and one sampler draw. */
 static void *ph_malloc(void *ctx, size_t n)
 {
   PyMemAllocatorEx *o = ctx;
   if (!ph_free_to_hook()) return o->malloc(o->ctx, n);
-  /* busy from here: an object allocator calling the raw one (blocks over
-  ** 512 bytes) is one event, and one sampler draw */
+  if (!ph_skip(n)) return ph_malloc_due(o, n);
   ph_busy = 1;
   void *p = o->malloc(o->ctx, n);
-  if (p && ph_due(n)) ph_record_alloc(o, p, n);
   ph_busy = 0;
   return p;
 }
