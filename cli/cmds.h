@@ -16,6 +16,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);
+int cmd_access(int argc, char **argv);
 int cmd_locks(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_heapmap(int argc, char **argv);

@@ -30,6 +30,7 @@ static const Cmd cmds[] = {
   {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites"},
   {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)"},
   {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)"},
+  {"access", cmd_access, "per site reads, writes and findings of a record --access tape"},
   {"locks",  cmd_locks,  "the operations log with Steve's lock/unlock heuristics"},
   {"replay", cmd_replay, "replay the operations against real allocators"},
   {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)"},
