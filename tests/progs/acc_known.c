@@ -10,7 +10,10 @@
 **   D  40 B: 1 store, 1 load of 8 bytes, freed 300 ms after its last access
 **   E 136 B: thread 1 stores 4 bytes at offset 0 100 times, thread 2 loads 4
 **            bytes at offset 64 100 times
-**   F  24 B: 50 modifies (read-modify-write in one instruction) of 4 bytes at 4 */
+**   F  24 B: 50 modifies (read-modify-write in one instruction) of 4 bytes at 4
+**   G  56 B: allocated first, 1 store and 1 load of 8 bytes 300 ms later (after
+**            the other frees), then freed (allocated too early)
+**   H  88 B: never accessed */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +36,9 @@ static void *reader(void *arg)
 
 int main(void)
 {
+  volatile uint64_t *g = malloc(56);
+  void *volatile h = malloc(88);
+
   volatile uint32_t *a = malloc(72);
   for (int i = 0; i < 1000; i++) a[0] = (uint32_t)i;
 
@@ -63,8 +69,12 @@ int main(void)
   f[1] = 0;  /* 1 store */
   for (int i = 0; i < 50; i++) __asm__ volatile("addl $1, %0" : "+m"(f[1]));
 
-  usleep(300000);  /* d: long idle before its free */
+  usleep(300000);  /* d: long idle before its free; g: before its first access */
   free((void *)a); free((void *)b); free((void *)c); free((void *)d);
   free((void *)e); free((void *)f);
+  /* After events: the tool's clock, read at events, has moved past the sleep. */
+  g[0] = 2;
+  sum += g[0];
+  free((void *)g); free(h);
   return sum == 0 ? 1 : 0;
 }
