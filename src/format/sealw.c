@@ -5,6 +5,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "phead.h"
 #include "sealw.h"
 #include "../base/grow.h"
 #include "../base/varint.h"
@@ -83,19 +84,9 @@ static void sealw_packet(HtSealW *w, unsigned kind, uint64_t seq0, uint64_t seq1
     size_t zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, body, len, 3);
     if (!ZSTD_isError(zn) && zn < len) { b = w->z.p; blen = zn; flags = HT_PF_ZSTD; }
   }
-  uint8_t h[HT_PHEAD_SIZE], *p = h;
-  p = ht_wmem(p, HT_PMAGIC, 4);
-  *p++ = (uint8_t)kind;
-  *p++ = (uint8_t)flags;
-  *p++ = 0; *p++ = 0;
-  p = ht_wu32(p, (uint32_t)blen);
-  p = ht_wu32(p, (uint32_t)len);
-  p = ht_wu32(p, w->pid);
-  p = ht_wu32(p, 0);
-  p = ht_wu64(p, seq0);
-  p = ht_wu64(p, seq1);
-  p = ht_wu64(p, ts0);
-  p = ht_wu32(p, nev);
+  uint8_t h[HT_PHEAD_SIZE];
+  HtPhead f = {kind, flags, 0, (uint32_t)blen, (uint32_t)len, w->pid, 0, seq0, seq1, ts0, nev};
+  uint8_t *p = ht_phead_put(h, &f);
   uLong crc = crc32(0, h, HT_PHEAD_SIZE - 4);
   crc = crc32(crc, b, (uInt)blen);
   ht_wu32(p, (uint32_t)crc);

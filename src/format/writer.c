@@ -9,6 +9,7 @@
 #define ZSTD_STATIC_LINKING_ONLY          /* ZSTD_createCCtx_advanced */
 #include <zstd.h>
 
+#include "phead.h"
 #include "writer.h"
 #include "../base/grow.h"
 #include "../base/strtab.h"
@@ -196,18 +197,9 @@ static int writer_packet(HtWriter *w, unsigned kind, unsigned gen, uint32_t pid,
     size_t z = ZSTD_compress2(w->zc, w->zbuf, w->zcap, body, len);
     if (!ZSTD_isError(z) && z < len) { out = w->zbuf; olen = z; flags = HT_PF_ZSTD; }
   }
-  uint8_t h[HT_PHEAD_SIZE], *p = ht_wmem(h, HT_PMAGIC, 4);
-  *p++ = (uint8_t)kind;
-  *p++ = (uint8_t)flags;
-  *p++ = (uint8_t)gen; *p++ = (uint8_t)(gen >> 8);
-  p = ht_wu32(p, (uint32_t)olen);
-  p = ht_wu32(p, (uint32_t)len);
-  p = ht_wu32(p, pid);
-  p = ht_wu32(p, tid);
-  p = ht_wu64(p, seq0);
-  p = ht_wu64(p, seq1);
-  p = ht_wu64(p, ts0);
-  p = ht_wu32(p, nev);
+  uint8_t h[HT_PHEAD_SIZE];
+  HtPhead f = {kind, flags, gen, (uint32_t)olen, (uint32_t)len, pid, tid, seq0, seq1, ts0, nev};
+  uint8_t *p = ht_phead_put(h, &f);
   uLong crc = crc32(0, h, (uInt)(p - h));
   crc = crc32(crc, out, (uInt)olen);
   ht_wu32(p, (uint32_t)crc);

@@ -25,6 +25,7 @@
 #include "pub_tool_clientstate.h"
 #include "pub_tool_xarray.h"
 
+#include "../format/phead.h"
 #include "../format/stream.h"
 #include "../format/accessw.h"
 
@@ -117,18 +118,9 @@ static void tape_write(const void *buf, SizeT n)
 static void tape_packet(UInt kind, UInt gen, UInt tid, ULong seq0, ULong seq1, ULong ts0,
                         UInt nev, const UChar *body, SizeT len)
 {
-  UChar h[HT_PHEAD_SIZE], *p = ht_wmem(h, HT_PMAGIC, 4);
-  *p++ = (UChar)kind;
-  *p++ = 0;
-  *p++ = (UChar)gen; *p++ = (UChar)(gen >> 8);
-  p = ht_wu32(p, (UInt)len);
-  p = ht_wu32(p, (UInt)len);
-  p = ht_wu32(p, tape_pid);
-  p = ht_wu32(p, tid);
-  p = ht_wu64(p, seq0);
-  p = ht_wu64(p, seq1);
-  p = ht_wu64(p, ts0);
-  p = ht_wu32(p, nev);
+  UChar h[HT_PHEAD_SIZE];
+  HtPhead f = {kind, 0, gen, (UInt)len, (UInt)len, tape_pid, tid, seq0, seq1, ts0, nev};
+  UChar *p = ht_phead_put(h, &f);
   UInt crc = crc_add(crc_add(0, h, (SizeT)(p - h)), body, len);
   ht_wu32(p, crc);
   tape_write(h, sizeof(h));
