@@ -52,12 +52,7 @@ int cmd_access(int argc, char **argv)
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   HtAccessInfo ai;
-  ht_access_info(r, &ai);
-  if (!ai.present) {
-    ht_cli_error("%s: no accesses on this tape (record it with heaptape record --access)", path);
-    ht_reader_close(r);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_access_info(path, r, &ai, 1)) return HT_EXIT_FAIL;
   if (ht_reader_header(r)->sample)
     ht_cli_error("warning: %s: sampled tape; the report holds the sampled blocks only", path);
   if (ai.sample > 1)

@@ -61,12 +61,7 @@ int cmd_ops(int argc, char **argv)
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   HtAccessInfo ai;
-  ht_access_info(r, &ai);
-  if (access && !ai.present) {
-    ht_cli_error("%s: no accesses on this tape (record it with heaptape record --access)", path);
-    ht_reader_close(r);
-    return HT_EXIT_FAIL;
-  }
+  if (ht_cli_access_info(path, r, &ai, access)) return HT_EXIT_FAIL;
   FILE *f = out ? fopen(out, "w") : stdout;
   if (!f) {
     ht_cli_error("%s: cannot create (%s)", out, strerror(errno));

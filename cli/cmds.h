@@ -40,6 +40,11 @@ int ht_attach_finish(const char *tape, int no_symbols);
 struct HtReader;
 /* Open a tape; on failure print "heaptape: <path>: <problem>", return -1. */
 int ht_cli_open_tape(const char *path, struct HtReader **r);
+struct HtAccessInfo;
+/* The tape's access figures into *ai; with need, a tape without accesses
+** is an error: "heaptape: <path>: no accesses ...", r closed, -1. */
+int ht_cli_access_info(const char *path, struct HtReader *r, struct HtAccessInfo *ai,
+                       int need);
 /* The damage of a tape as one line (what, where, how much), "" if none. */
 void ht_cli_damage(const struct HtReader *r, char *buf, size_t len);
 /* Print "heaptape: warning: <path>: <damage>" if the tape is damaged. */

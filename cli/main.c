@@ -7,6 +7,7 @@
 #include "cmds.h"
 #include "../src/base/msg.h"
 #include "../src/format/reader.h"
+#include "../src/analyze/access.h"
 
 typedef struct Cmd {
   const char *name;          /* subcommand word */
@@ -51,6 +52,17 @@ int ht_cli_open_tape(const char *path, HtReader **r)
   char err[256];
   if (!ht_reader_open(r, path, err, sizeof(err))) return 0;
   ht_cli_error("%s: %s", path, err);
+  return -1;
+}
+
+/* The tape's access figures; with need, a tape without accesses is an
+** error: its line printed, r closed, -1. */
+int ht_cli_access_info(const char *path, HtReader *r, HtAccessInfo *ai, int need)
+{
+  ht_access_info(r, ai);
+  if (!need || ai->present) return 0;
+  ht_cli_error("%s: no accesses on this tape (record it with heaptape record --access)", path);
+  ht_reader_close(r);
   return -1;
 }
 
