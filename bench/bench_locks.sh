@@ -13,20 +13,8 @@ HT=$(cd "$B" && pwd)/heaptape
 T=$(mktemp -d /tmp/ht-bench-locks.XXXXXX); trap 'rm -rf "$T"' EXIT
 PY=/usr/bin/python3
 
-cat >"$T/work.py" <<'PY'
-import json, random
-random.seed(1)
-docs = []
-for r in range(40):
-    d = {"id%d" % i: {"name": "x" * random.randint(1, 200), "tags": list(range(i % 13))}
-         for i in range(2000)}
-    docs.append(json.dumps(d))
-    if len(docs) > 8: docs.pop(random.randrange(len(docs)))
-print(sum(len(s) for s in docs))
-PY
-sed 's/range(40)/range(4)/; s/len(docs) > 8/len(docs) > 2/' "$T/work.py" >"$T/small.py"
-PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$T/work.py" >/dev/null 2>&1
-PYTHONMALLOC=malloc "$HT" record --access -o "$T/access.tape" -- "$PY" "$T/small.py" >/dev/null 2>&1
+PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$(dirname "$0")/python/json_docs.py" >/dev/null 2>&1
+PYTHONMALLOC=malloc "$HT" record --access -o "$T/access.tape" -- "$PY" "$(dirname "$0")/python/json_docs.py" 4 2 >/dev/null 2>&1
 
 for tape in python3 access; do
   r=1; while [ $r -le "$RUNS" ]; do

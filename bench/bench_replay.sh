@@ -23,19 +23,8 @@ PY=/usr/bin/python3
   echo "update kv set v = v || v where k % 7 = 0;"
   echo "select max(length(v)) from kv;"
 } >"$T/work.sql"
-cat >"$T/work.py" <<'PY'
-import json, random
-random.seed(1)
-docs = []
-for r in range(40):
-    d = {"id%d" % i: {"name": "x" * random.randint(1, 200), "tags": list(range(i % 13))}
-         for i in range(2000)}
-    docs.append(json.dumps(d))
-    if len(docs) > 8: docs.pop(random.randrange(len(docs)))
-print(sum(len(s) for s in docs))
-PY
 "$HT" record -o "$T/sqlite3.tape" -- sqlite3 "$T/db" ".read $T/work.sql" >/dev/null 2>&1
-PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$T/work.py" >/dev/null 2>&1
+PYTHONMALLOC=malloc "$HT" record -o "$T/python3.tape" -- "$PY" "$(dirname "$0")/python/json_docs.py" >/dev/null 2>&1
 "$HT" record -o "$T/perl.tape" -- perl -e 'my %h; for my $i (1..300000) { $h{$i % 5000} .= "ab$i"; delete $h{($i * 7) % 5000} if $i % 11 == 0 } print scalar(keys %h), "\n"' >/dev/null 2>&1
 
 for w in sqlite3 python3 perl; do
