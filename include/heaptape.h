@@ -37,7 +37,8 @@ extern "C" {
 
 #define HEAPTAPE_VERSION_MAJOR 0
 #define HEAPTAPE_VERSION_MINOR 1
-#define HEAPTAPE_FORMAT_VERSION 1   /* tape format written by this library */
+#define HEAPTAPE_FORMAT_VERSION 1   /* tape format written by this library (6 with
+                                       Python or Ruby locations: loc_kinds) */
 
 /* A static, human-readable message for an error code. Never NULL.
 ** Async-signal-safe. */
@@ -79,6 +80,12 @@ struct heaptape_options {
                                  libheaptape.so to be the process allocator
                                  front, i.e. preloaded); 0: runtime events only */
   const char *frontend;       /* tape's frontend name ("lua5.4"), copied; NULL = "native" */
+  /* The location kinds the runtime will declare (heaptape_loc_declare), one
+  ** bit each: 1u << HEAPTAPE_LOC_PYTHON, ...; 0 = none said. The header,
+  ** written at start, says the format version the tape needs: 6 when
+  ** PYTHON or RUBY is among them (docs/FORMAT.md), else 1. Bits past
+  ** HEAPTAPE_LOC_RUBY are HEAPTAPE_E_MISUSE. */
+  unsigned loc_kinds;
 };
 
 /* An initialiser that sets size and zeroes the rest (C99, C++20):
@@ -98,7 +105,7 @@ size_t heaptape_fd_writer(const void *data, size_t len, void *arg);
 /* Start recording. The options are copied; opt->arg must stay valid until
 ** on_stop. Returns HEAPTAPE_OK; HEAPTAPE_E_MISUSE (opt NULL, size 0 or
 ** smaller than the first version of the struct, no writer, unwind or frames
-** out of range); HEAPTAPE_E_RUNNING (a recording runs, embedded or
+** out of range, unknown loc_kinds); HEAPTAPE_E_RUNNING (a recording runs, embedded or
 ** preloaded); HEAPTAPE_E_NOMEM; or HEAPTAPE_E_IO (the header could not be
 ** written; on_stop is not called). */
 int heaptape_start(const struct heaptape_options *opt);

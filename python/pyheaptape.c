@@ -241,6 +241,7 @@ static PyObject *ph_begin(const char *path, int frames, int native, int attach)
     o.unwind = native ? HEAPTAPE_UNWIND_DEFAULT : HEAPTAPE_UNWIND_NONE;
     o.frames = frames;
     o.frontend = "python3.11";
+    o.loc_kinds = 1u << HEAPTAPE_LOC_PYTHON | 1u << HEAPTAPE_LOC_INTERNAL;  /* version 6 */
     int rc = heaptape_start(&o);
     if (rc) {
       close(fd);

@@ -563,6 +563,7 @@ static void rh_begin(const char *path, int frames, int attach)
     o.unwind = HEAPTAPE_UNWIND_NONE;
     o.frames = frames;
     o.frontend = "ruby3.1";
+    o.loc_kinds = 1u << HEAPTAPE_LOC_RUBY | 1u << HEAPTAPE_LOC_INTERNAL;  /* version 6 */
     int rc = heaptape_start(&o);
     if (rc) {
       close(fd);

@@ -530,15 +530,16 @@ static size_t sym_sink(const void *data, size_t len, void *arg)
   return ht_fd_write(*(int *)arg, data, len, -1);
 }
 
-/* Set HT_F_SYMBOLIZED in the header and fix its checksum (best effort). */
-static void sym_mark_header(int fd)
+/* Set the flags set in the header and raise its version to ver at least,
+** fixing its checksum (best effort). */
+static void sym_mark_header(int fd, unsigned set, unsigned ver)
 {
   uint8_t fixed[HT_HEADER_FIXED];
   if (pread(fd, fixed, sizeof(fixed), 0) != (ssize_t)sizeof(fixed)) return;
   uint32_t len = (uint32_t)fixed[12] | (uint32_t)fixed[13] << 8 |
                  (uint32_t)fixed[14] << 16 | (uint32_t)fixed[15] << 24;
-  unsigned flags = fixed[10] | fixed[11] << 8;
-  if ((flags & HT_F_SYMBOLIZED) || len > (1u << 20)) return;
+  unsigned v = fixed[8] | fixed[9] << 8, flags = fixed[10] | fixed[11] << 8;
+  if (((flags & set) == set && v >= ver) || len > (1u << 20)) return;
   size_t total = HT_HEADER_FIXED + len + 4;
   uint8_t *h = malloc(total);
   if (!h) return;
@@ -548,13 +549,25 @@ static void sym_mark_header(int fd)
     uint32_t have = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
                     (uint32_t)c[3] << 24;
     if (crc == have) {                /* never "repair" a damaged header */
-      flags |= HT_F_SYMBOLIZED;
+      flags |= set;
+      if (v < ver) v = ver;
+      h[8] = (uint8_t)v; h[9] = (uint8_t)(v >> 8);
       h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
       ht_wu32(c, (uint32_t)crc32(0, h, (uInt)(total - 4)));
-      if (pwrite(fd, h + 10, 2, 10) == 2) (void)!pwrite(fd, c, 4, (off_t)(total - 4));
+      if (pwrite(fd, h + 8, 4, 8) == 4) (void)!pwrite(fd, c, 4, (off_t)(total - 4));
     }
   }
   free(h);
+}
+
+/* A journal declaring Python or Ruby locations (a runtime attached to the
+** preload recorder, whose header was written before) says version 6. */
+static void sym_mark_rtlocs(const char *path)
+{
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  sym_mark_header(fd, 0, HT_VERSION_RTLOC);
+  close(fd);
 }
 
 /* Order addresses for qsort (locality: one module, one CU at a time). */
@@ -688,7 +701,7 @@ static int sym_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
   if (!rc) rc = ht_writer_error(w);
   sum->dict_bytes = ht_writer_bytes(w);
   ht_writer_destroy(w);
-  if (!rc) sym_mark_header(fd);
+  if (!rc) sym_mark_header(fd, HT_F_SYMBOLIZED, 0);
   if (close(fd) && !rc) rc = HEAPTAPE_E_IO;
   if (rc) snprintf(err, errlen, "%s: cannot append symbols: %s", path,
                    rc == HEAPTAPE_E_IO ? strerror(errno) : heaptape_strerror(rc));
@@ -717,7 +730,14 @@ int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
   uint64_t keep = st->file_bytes - st->truncated_bytes;
   sum->truncated = !st->has_trailer || st->truncated_bytes;
   uint32_t pid = ht_reader_header(r)->pid;
-  if (!sy) { ht_reader_close(r); sum->seconds = sym_now() - t0; return 0; }
+  int rtlocs = !ht_reader_sealed(r) && ht_reader_header(r)->version < HT_VERSION_RTLOC &&
+               ht_reader_rtlocs(r);
+  if (!sy) {
+    ht_reader_close(r);
+    if (rtlocs) sym_mark_rtlocs(path);
+    sum->seconds = sym_now() - t0;
+    return 0;
+  }
 
   int had = 0;
   size_t n = 0;
@@ -742,6 +762,7 @@ int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
   if (rc) snprintf(err, errlen, "%s: out of memory while symbolising", path);
   else if (n) rc = sym_append(path, d, pid, keep, sum, err, errlen);
   ht_dict_destroy(d);
+  if (!rc && rtlocs) sym_mark_rtlocs(path);
   sum->seconds = sym_now() - t0;
   return rc;
 }

@@ -1,4 +1,4 @@
-/* heaptape -- the tape format: grammar, tags and flags (versions 1 and 2).
+/* heaptape -- the tape format: grammar, tags and flags (versions 1 to 6).
 ** docs/FORMAT.md is the normative text; this comment is its summary. */
 #ifndef HT_FORMAT_H
 #define HT_FORMAT_H
@@ -60,6 +60,10 @@
 **         RESET (a packet was lost) forgets the stream's stack ids.
 ** Strings in DICT packets are referred to by id + 1; 0 means "none".
 **
+** Version 6: a journal (as 1, ACCESS packets allowed) or a sealed tape (as
+** 5) that may declare D_LOC lkinds 5 (Python) and 6 (Ruby); HT_F_SEALED
+** says which.
+**
 ** Version 2, the sealed tape (written by the sealer from a version 1
 ** journal; HT_F_SEALED set; the header's fields are the journal's):
 ** sealed      := header DICT* SEVENTS* META STACKS+ INDEX MODULES? AGG?
@@ -117,6 +121,10 @@
 #define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
 #define HT_VERSION_ACCESS 4  /* a journal or sealed tape (HT_F_SEALED says which)
                              ** that carries ACCESS packets */
+#define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
+                             ** says which) may declare Python and Ruby
+                             ** locations (D_LOC lkind 5, 6) */
+#define HT_VERSION_MAX 6     /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -230,6 +238,8 @@ enum {
   HT_L_RUBY = 6       /* a line in a Ruby method or block: name = label, file =
                          path, line = current line */
 };
+/* Tapes declaring locations of these kinds are version 6 or later. */
+#define HT_L_RTLOC_MIN HT_L_PYTHON
 
 /* Columns of a sealed block, in this order. */
 enum {

@@ -209,9 +209,9 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     return HEAPTAPE_E_TRUNCATED;
   }
   uint32_t ver = d[8] | (uint32_t)d[9] << 8, flags = d[10] | (uint32_t)d[11] << 8;
-  if (ver > HT_VERSION_SEALED || ver == 0) {
+  if (ver > HT_VERSION_MAX || ver == 0) {
     snprintf(err, errlen, "tape format version %u is not supported (this heaptape reads "
-             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_SEALED);
+             "versions %d to %d)", ver, HT_VERSION, HT_VERSION_MAX);
     return HEAPTAPE_E_VERSION;
   }
   uint32_t len = ht_ru32(d + 12);
@@ -228,8 +228,9 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  /* Versions 2, 3 and 5 are sealed, 1 is not; 4 may be either. */
-  if (ver != HT_VERSION_ACCESS && (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
+  /* Versions 2, 3 and 5 are sealed, 1 is not; 4 and 6 may be either. */
+  if (ver != HT_VERSION_ACCESS && ver < HT_VERSION_RTLOC &&
+      (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
              (flags & HT_F_SEALED) ? "is" : "is not");
     return HEAPTAPE_E_CORRUPT;
@@ -1693,6 +1694,14 @@ const HtLocation *ht_reader_location(const HtReader *r, uint64_t id)
 {
   uint64_t *i = ht_map_get(&r->locmap, id);
   return i ? &r->locs[*i - 1] : NULL;
+}
+
+/* Whether any runtime location is Python's or Ruby's. */
+int ht_reader_rtlocs(const HtReader *r)
+{
+  for (size_t i = 0; i < r->nlocs; i++)
+    if (r->locs[i].kind >= HT_L_RTLOC_MIN) return 1;
+  return 0;
 }
 
 /* Modules seen so far, in load order. */

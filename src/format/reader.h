@@ -213,6 +213,9 @@ typedef struct HtLocation {
 size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out) HT_HIDDEN;
 /* Runtime location by id, or NULL if undeclared. */
 const HtLocation *ht_reader_location(const HtReader *r, uint64_t id) HT_HIDDEN;
+/* 1 if the dictionary declares Python or Ruby locations (lkind
+** HT_L_RTLOC_MIN or later): a tape of version HT_VERSION_RTLOC at least. */
+int ht_reader_rtlocs(const HtReader *r) HT_HIDDEN;
 /* Module containing ip (from MODULE events seen so far or in the scan):
 ** path and base, or NULL. */
 const char *ht_reader_module(const HtReader *r, uint64_t ip, uint64_t *base) HT_HIDDEN;

@@ -288,8 +288,10 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   /* Accesses are copied as they are (they name blocks by sequence numbers,
   ** which sealing keeps). */
-  h[8] = HT_VERSION_SEALED;
-  h[9] = 0;
+  unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least */
+  if (ht_reader_rtlocs(r) && ver < HT_VERSION_RTLOC) ver = HT_VERSION_RTLOC;
+  h[8] = (uint8_t)ver;
+  h[9] = (uint8_t)(ver >> 8);
   h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
   ht_wu32(h + hlen - 4, (uint32_t)crc32(0, h, (uInt)(hlen - 4)));
   sealw_out(w, h, hlen);

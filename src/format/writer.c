@@ -144,7 +144,8 @@ int ht_writer_header(HtWriter *w, const HtTapeInfo *in)
   uint8_t *buf = malloc(cap);
   if (!buf) return w->err = HEAPTAPE_E_NOMEM;
   uint8_t *p = ht_wmem(buf, HT_MAGIC, HT_MAGIC_LEN);
-  p[0] = HT_VERSION & 0xff; p[1] = HT_VERSION >> 8;
+  unsigned ver = in->version ? in->version : HT_VERSION;
+  p[0] = ver & 0xff; p[1] = (uint8_t)(ver >> 8);
   p[2] = in->flags & 0xff; p[3] = in->flags >> 8;
   p += 4;
   uint8_t *lenp = p;

@@ -21,6 +21,8 @@ typedef struct HtTapeInfo {
   uint32_t frames;           /* maximum frames per stack */
   const char *frontend;      /* "native", "lua5.4", ... or NULL */
   uint16_t flags;            /* HT_F_* */
+  uint16_t version;          /* format version; 0 = HT_VERSION (HT_VERSION_RTLOC
+                                for a runtime declaring Python or Ruby locations) */
   uint64_t clock_start;      /* packet clock (ns) at the start, 0 = unknown */
   uint64_t late_ns;          /* ns from the process's start to the recording's
                                 (attached), 0 = recorded from the start */

@@ -23,9 +23,12 @@ HT_API int heaptape_start(const struct heaptape_options *user)
   if (api_options(user, &o)) return HEAPTAPE_E_MISUSE;
   const struct heaptape_options *opt = &o;
   if (!opt->writer || opt->frames < 0 || opt->frames > HT_MAXFRAMES ||
-      opt->unwind < 0 || opt->unwind > HEAPTAPE_UNWIND_NONE)
+      opt->unwind < 0 || opt->unwind > HEAPTAPE_UNWIND_NONE ||
+      opt->loc_kinds >> (HEAPTAPE_LOC_RUBY + 1))
     return HEAPTAPE_E_MISUSE;
   HtTapeInfo info = { 0 };
+  /* Python and Ruby locations are version 6's (docs/FORMAT.md). */
+  if (opt->loc_kinds >> HEAPTAPE_LOC_PYTHON) info.version = HT_VERSION_RTLOC;
   static const int unw[] = { HT_UNWIND_LIBUNWIND, HT_UNWIND_LIBUNWIND, HT_UNWIND_FP,
                              HT_UNWIND_NONE };
   info.unwind = (uint32_t)(opt->unwind == HEAPTAPE_UNWIND_DEFAULT ? ht_opt.unwind
