@@ -60,7 +60,7 @@ static void tape_write_buf(const HtBuf *b, uint32_t left, void *ctx)
   if (!b->len) return;
   ht_writer_raw(tape.w, left >= (atomic_load(&tape.quit) ? TAPE_RAW_STOPPING : TAPE_RAW_BACKLOG));
   HtStream v;                           /* ht_writer_stream seals a stream view */
-  memset(&v, 0, sizeof(v));
+  memset(&v, 0, offsetof(HtStream, ab)); /* (not its 32 KiB of back-reference tables) */
   v.buf = (uint8_t *)b->body;
   v.p = v.end = (uint8_t *)b->body + b->len;
   v.seq0 = b->seq0;
