@@ -216,6 +216,35 @@ uint64_t heaptape_rt_gap(void);
 ** recording. Async-signal-safe: no. */
 int heaptape_rt_take(uint64_t weight);
 
+/* -- Sampled frees without a call --------------------------------------- */
+
+/* On a sampled recording most blocks a runtime frees were never recorded,
+** and heaptape_rt_free turns them away after one look at a filter of the
+** sampled live blocks. A runtime that reports every free from its
+** allocator's hot path may take that look itself, inline, and call
+** heaptape_rt_free only for the blocks the filter lets through.
+**
+** heaptape_rt_filter(HEAPTAPE_FILTER_LAYOUT): the filter of the running
+** recording when it is sampled; NULL when not recording, when every
+** allocation is recorded (then every free is to be reported), or when the
+** library's filter is laid out otherwise than this header says (report
+** every free then too). The filter stays mapped for the life of the
+** process; ask again at each recording. Async-signal-safe. */
+#define HEAPTAPE_FILTER_LAYOUT 1
+/* The filter's byte for a block address (layout 1: 2^16 bytes). */
+#define HEAPTAPE_FILTER_INDEX(ptr) \
+  ((size_t)((uint64_t)(uintptr_t)(ptr) * 0xc2b2ae3d27d4eb4fULL >> 48))
+const volatile unsigned char *heaptape_rt_filter(int layout);
+
+/* 0 when ptr is certainly not a live block the recording sampled (its free
+** needs no heaptape_rt_free); 1 when it may be. filter: from
+** heaptape_rt_filter, not NULL. */
+static inline int heaptape_rt_filter_maybe(const volatile unsigned char *filter,
+                                           const void *ptr)
+{
+  return filter[HEAPTAPE_FILTER_INDEX(ptr)] != 0;
+}
+
 /* -- Mixed native and runtime stacks ------------------------------------- */
 
 /* Frame values of heaptape_rt_alloc_frames: a native return address, or a

@@ -115,6 +115,14 @@ HT_API int heaptape_rt_free(const void *ptr)
   return ht_record_event_free(ptr, RT_KIND);
 }
 
+/* The sampled-address filter for a runtime's inline look (sampled only). */
+HT_API const volatile unsigned char *heaptape_rt_filter(int layout)
+{
+  if (layout != HEAPTAPE_FILTER_LAYOUT || !ht_g.sample || !atomic_load(&ht_g.running))
+    return NULL;
+  return (const volatile unsigned char *)ht_sampler_filt;
+}
+
 /* Runtime realloc: FREE(old) then ALLOC(new), both of the realloc family so
 ** that readers pair them as one reallocation (memprof REALLOCATIONS). */
 HT_API int heaptape_rt_realloc(const heaptape_loc_t *locs, size_t depth,

@@ -4,6 +4,7 @@
 #define HT_SAMPLER_H
 
 #include "recdef.h"
+#include "../../include/heaptape.h"
 
 /* Exponential gap with mean t bytes, drawn from *rng. */
 int64_t ht_sampler_gap(uint64_t *rng, uint64_t t) HT_HIDDEN;
@@ -19,10 +20,12 @@ int ht_sampler_remove(uintptr_t a) HT_HIDDEN;
 #define FILT_BITS 16     /* counting filter: 64 KiB of 8-bit counters */
 extern _Atomic uint8_t *ht_sampler_filt HT_HIDDEN; /* counters by address hash */
 
-/* Filter bucket of address a (other bits than the set's home slot). */
+/* Filter bucket of address a (other bits than the set's home slot): the
+** public header's layout, which runtimes read inline (heaptape_rt_filter). */
 HT_INLINE uint32_t ht_sampler_bucket(uintptr_t a)
 {
-  return (uint32_t)(((uint64_t)a * 0xc2b2ae3d27d4eb4fULL) >> (64 - FILT_BITS));
+  _Static_assert(FILT_BITS == 16 && HEAPTAPE_FILTER_LAYOUT == 1, "the filter's layout 1");
+  return (uint32_t)HEAPTAPE_FILTER_INDEX(a);
 }
 
 /* 0 when a is certainly not a live sampled block (one byte load). */

@@ -26,4 +26,7 @@ ok "api: runtime alloc/free/realloc records" $?
 grep -q 'loc=2 kind=1 name=helper file=script.lua line=20' "$T/api.txt"; ok "api: D_LOC dictionary and runtime frames" $?
 grep -q 'MARK "phase 2"' "$T/api.txt" && grep -q 'THREAD "interpreter"' "$T/api.txt"; ok "api: mark and thread name" $?
 grep -q 'frontend lua5.4' "$T/api.txt"; ok "api: frontend in header" $?
+"$PROGS/rec_filter" "$LIB" "$T/filter.tape" >"$T/filter.out" 2>&1
+rc=$?; grep FAIL "$T/filter.out"
+ok "api: heaptape_rt_filter: none unless sampled, a sampled block in it until freed" $rc
 finish
