@@ -41,11 +41,16 @@ typedef struct PhFrame {
 typedef struct PhProf {
   PyMemAllocatorEx orig[3]; /* raw, mem, obj allocators before ours */
   int installed;            /* our hooks are the interpreter's allocators */
+  int split;                /* sampled over pymalloc: the mem and object
+                               domains keep its free (pyheaptape.c) */
+  destructor code_dealloc;  /* PyCode_Type's tp_dealloc before ours */
   atomic_int active;        /* a session runs */
   int own_tape;             /* we started the tape (vs. attached to a preload) */
   int native;               /* interleave native frames (--python=native) */
   int maxdepth;             /* frames kept per event */
   uint64_t sample;          /* the recording's sampling interval (0: every event) */
+  const volatile unsigned char *filt; /* its sampled-address filter (NULL: not
+                               sampled, every free is reported) */
   uint32_t session;         /* bumped per session: threads' countdowns restart */
   atomic_flag lock;         /* the caches and intern tables (raw hooks run
                                without the GIL) */
@@ -70,7 +75,7 @@ const char *ph_stack_verify(void);
 /* ph_stack.c: the stack of the calling thread as frame values, outermost
 ** first, into out[PH_MAXDEPTH + PH_MAXNATIVE]; tstate may be NULL. */
 int ph_stack_where(PyThreadState *tstate, uint64_t *out);
-/* ph_stack.c: a freed code object leaves the cache (ph_free checked the type). */
+/* ph_stack.c: a freed code object leaves the cache (from its tp_dealloc). */
 void ph_stack_forget(const void *p);
 
 #endif

@@ -30,6 +30,29 @@ static const PyMemAllocatorDomain ph_domain[3] = {
 
 /* -- The allocator hooks ------------------------------------------------------ */
 
+/*
+** Sampled at PH_SPLIT_MIN bytes or more, with pymalloc as the mem and object
+** domains' allocator (the default), a session runs split: those two domains
+** keep pymalloc's own free. The interpreter's build calls pymalloc's free
+** inline when it is the domain's free (any other function costs every
+** dealloc an indirect call and pymalloc out of line: half the module's
+** overhead). Their frees are still seen for every block the sampler may
+** record: such a block is asked of pymalloc as PH_SMALL + 1 bytes at least,
+** which pymalloc hands to the raw domain (counting it as its own), and
+** pymalloc passes every block outside its arenas to PyMem_RawFree, whose
+** hook reports it. Code objects are followed through their type's
+** tp_dealloc, in every mode.
+*/
+#define PH_SMALL 512              /* pymalloc's largest request (3.11's
+                                     SMALL_REQUEST_THRESHOLD) */
+#define PH_SPLIT_MIN (16u << 10)  /* split from this sampling interval: a
+                                     sampled block costs ~PH_SMALL bytes more,
+                                     1/32 of the interval at most */
+
+/* The name of the interpreter's allocators ("pymalloc": the defaults);
+** exported by 3.11, declared in its internal headers. */
+extern const char *_PyMem_GetCurrentAllocatorName(void);
+
 /* Whether a session runs and this thread is not inside a hook already. */
 static inline int ph_free_to_hook(void)
 {
@@ -42,6 +65,19 @@ static inline PyThreadState *ph_tstate(const PyMemAllocatorEx *o)
 {
   return o == &ph.orig[PH_RAW] ? PyGILState_GetThisThreadState()
                                : _PyThreadState_UncheckedGet();
+}
+
+/* A pymalloc domain of a split session. */
+static inline int ph_split_dom(const PyMemAllocatorEx *o)
+{
+  return ph.split && o != &ph.orig[PH_RAW];
+}
+
+/* Bytes to ask of o for a block of n bytes that may be recorded: out of
+** pymalloc's arenas in a pymalloc domain of a split session. */
+static inline size_t ph_due_size(const PyMemAllocatorEx *o, size_t n)
+{
+  return ph_split_dom(o) && n <= PH_SMALL ? PH_SMALL + 1 : n;
 }
 
 /* A sample point fell in the calling thread's last n bytes, or its
@@ -91,25 +127,45 @@ static __attribute__((noinline)) void ph_record_alloc(const PyMemAllocatorEx *o,
 static __attribute__((noinline)) void *ph_malloc_due(PyMemAllocatorEx *o, size_t n)
 {
   ph_busy = 1;
-  void *p = o->malloc(o->ctx, n);
+  void *p = o->malloc(o->ctx, ph_due_size(o, n));
   if (p && ph_due_after(n)) ph_record_alloc(o, p, n);
   ph_busy = 0;
   return p;
 }
 
+/* malloc the sampler skips, busy over the call: an object allocator calling
+** the raw one (blocks over PH_SMALL bytes) is one allocation, counted once. */
+static __attribute__((noinline)) void *ph_malloc_busy(PyMemAllocatorEx *o, size_t n)
+{
+  ph_busy = 1;
+  void *p = o->malloc(o->ctx, n);
+  ph_busy = 0;
+  return p;
+}
+
 /* malloc of a domain (ctx = its previous allocator). The sampler's decision
-** comes first, so that a skipped block keeps nothing across the call.
-** Busy over the call: an object allocator calling the raw one (blocks over
-** 512 bytes) is one event, and one sampler draw. */
+** comes first, so that a skipped block keeps nothing across the call. */
 static void *ph_malloc(void *ctx, size_t n)
 {
   PyMemAllocatorEx *o = ctx;
   if (!ph_free_to_hook()) return o->malloc(o->ctx, n);
   if (!ph_skip(n)) return ph_malloc_due(o, n);
-  ph_busy = 1;
-  void *p = o->malloc(o->ctx, n);
-  ph_busy = 0;
-  return p;
+  /* split: pymalloc's small requests and the raw domain call no other hook */
+  if (PH_LIKELY(ph.split) && (n <= PH_SMALL || o == &ph.orig[PH_RAW]))
+    return o->malloc(o->ctx, n);
+  return ph_malloc_busy(o, n);
+}
+
+/* malloc of a pymalloc domain in a split session: the common case (no
+** other hook below, the sampler skips it) in a few instructions. */
+static void *ph_malloc_split(void *ctx, size_t n)
+{
+  PyMemAllocatorEx *o = ctx;
+  PhThread *t = &ph_t;
+  if (PH_UNLIKELY(t->busy || t->session != ph.session || n > PH_SMALL))
+    return ph_malloc(ctx, n);
+  if (PH_UNLIKELY((t->left -= (int64_t)n) <= 0)) return ph_malloc_due(o, n);
+  return o->malloc(o->ctx, n);
 }
 
 /* calloc of a domain. */
@@ -117,11 +173,26 @@ static void *ph_calloc(void *ctx, size_t nelem, size_t elsize)
 {
   PyMemAllocatorEx *o = ctx;
   if (!ph_free_to_hook()) return o->calloc(o->ctx, nelem, elsize);
+  size_t n = nelem * elsize;
   ph_busy = 1;
-  void *p = o->calloc(o->ctx, nelem, elsize);
-  if (p && ph_due(nelem * elsize)) ph_record_alloc(o, p, nelem * elsize);
+  void *p;
+  if (ph_skip(n)) {
+    p = o->calloc(o->ctx, nelem, elsize);
+  } else {
+    int out = ph_due_size(o, n) != n && (!elsize || nelem <= SIZE_MAX / elsize);
+    p = out ? o->calloc(o->ctx, 1, PH_SMALL + 1) : o->calloc(o->ctx, nelem, elsize);
+    if (p && ph_due_after(n)) ph_record_alloc(o, p, n);
+  }
   ph_busy = 0;
   return p;
+}
+
+/* Report the free of ptr, unless the sampler's filter says it was never
+** recorded (an inline look instead of a call: most blocks of a sampled
+** recording). */
+static inline void ph_report_free(void *ptr)
+{
+  if (!ph.filt || heaptape_rt_filter_maybe(ph.filt, ptr)) heaptape_rt_free(ptr);
 }
 
 /* A realloc whose new block is recorded: the stack is read and the old
@@ -136,7 +207,15 @@ static __attribute__((noinline)) void *ph_record_realloc(const PyMemAllocatorEx 
   if (ptr) heaptape_rt_realloc_frames(NULL, 0, ptr, NULL, 0);   /* FREE(realloc) */
   void *q = o->realloc(o->ctx, ptr, n);
   /* the new block; on failure the old one is live again (its size unknown here) */
-  if (q || ptr) heaptape_rt_realloc_frames(fr, (size_t)d, NULL, q ? q : ptr, n);
+  void *live = q ? q : ptr;
+  if (ph_due_size(o, n) != n) {
+    /* split: a small block moves out of pymalloc's arenas, where its free
+    ** would not be seen (unrecorded if it cannot) */
+    void *m = q ? o->malloc(o->ctx, PH_SMALL + 1) : NULL;
+    if (m) { memcpy(m, q, n); o->free(o->ctx, q); q = m; }
+    live = m;
+  }
+  if (live) heaptape_rt_realloc_frames(fr, (size_t)d, NULL, live, n);
   return q;
 }
 
@@ -151,47 +230,71 @@ static void *ph_realloc(void *ctx, void *ptr, size_t n)
   if (ph_due(n)) {
     q = ph_record_realloc(o, ptr, n);
   } else {
-    if (ptr) heaptape_rt_free(ptr);
+    if (ptr) ph_report_free(ptr);
     q = o->realloc(o->ctx, ptr, n);
   }
   ph_busy = 0;
   return q;
 }
 
-/* free of a domain: reported before the block is gone (busy over the real
-** call: an object allocator's free of a large block calls the raw one). */
-static void ph_free(void *ctx, void *ptr)
+/* free of every block, reported before the block is gone (busy over the
+** real call: an object allocator's free of a large block calls the raw one). */
+static __attribute__((noinline)) void ph_free_exact(PyMemAllocatorEx *o, void *ptr)
 {
-  PyMemAllocatorEx *o = ctx;
-  if (!ptr || !ph_free_to_hook()) {
-    o->free(o->ctx, ptr);
-    return;
-  }
   ph_busy = 1;
-  if (o == &ph.orig[PH_OBJ] && PH_UNLIKELY(Py_TYPE((PyObject *)ptr) == &PyCode_Type))
-    ph_stack_forget(ptr);
-  heaptape_rt_free(ptr);                /* nothing when not recording */
+  heaptape_rt_free(ptr);
   o->free(o->ctx, ptr);
   ph_busy = 0;
 }
 
-/* Put our hooks in front of the three domains' allocators. */
+/* free of a domain (the raw one only, in a split session). Sampled, most
+** blocks were never recorded and the filter turns them away; a block
+** reported twice (an object allocator passing a large block to the raw
+** one) is not on the tape the second time, so nothing is busy. */
+static void ph_free(void *ctx, void *ptr)
+{
+  PyMemAllocatorEx *o = ctx;
+  if (ptr && ph_free_to_hook()) {
+    if (!ph.sample) { ph_free_exact(o, ptr); return; }
+    ph_report_free(ptr);
+  }
+  o->free(o->ctx, ptr);
+}
+
+/* A code object goes: its (code, offset) keys leave the frame cache (the
+** address may hold another code object next). */
+static void ph_code_dealloc(PyObject *op)
+{
+  ph_stack_forget(op);
+  ph.code_dealloc(op);
+}
+
+/* Put our hooks in front of the three domains' allocators (split: not the
+** pymalloc domains' free), and ours before the code objects' tp_dealloc. */
 static void ph_install(void)
 {
   if (ph.installed) return;
+  const char *name = _PyMem_GetCurrentAllocatorName();
+  ph.split = ph.sample >= PH_SPLIT_MIN && name && !strcmp(name, "pymalloc");
   for (int d = 0; d < 3; d++) {
     PyMem_GetAllocator(ph_domain[d], &ph.orig[d]);
-    PyMemAllocatorEx a = { &ph.orig[d], ph_malloc, ph_calloc, ph_realloc, ph_free };
+    int pym = ph.split && d != PH_RAW;
+    PyMemAllocatorEx a = { &ph.orig[d], pym ? ph_malloc_split : ph_malloc, ph_calloc,
+                           ph_realloc, pym ? ph.orig[d].free : ph_free };
     PyMem_SetAllocator(ph_domain[d], &a);
   }
+  ph.code_dealloc = PyCode_Type.tp_dealloc;
+  PyCode_Type.tp_dealloc = ph_code_dealloc;
   ph.installed = 1;
 }
 
-/* Give the domains their allocators back (blocks stay theirs: we only pass through). */
+/* Give the domains their allocators back (blocks stay theirs: we only pass
+** through), and the code objects their tp_dealloc. */
 static void ph_uninstall(void)
 {
   if (!ph.installed) return;
   for (int d = 0; d < 3; d++) PyMem_SetAllocator(ph_domain[d], &ph.orig[d]);
+  if (PyCode_Type.tp_dealloc == ph_code_dealloc) PyCode_Type.tp_dealloc = ph.code_dealloc;
   ph.installed = 0;
 }
 
@@ -261,6 +364,7 @@ static PyObject *ph_begin(const char *path, int frames, int native, int attach)
   ph.maxdepth = nfr >= 1 && nfr < PH_MAXDEPTH ? nfr : PH_MAXDEPTH;
   ph.native = native;
   ph.sample = heaptape_sample_bytes();
+  ph.filt = heaptape_rt_filter(HEAPTAPE_FILTER_LAYOUT);
   ph.session++;                         /* threads draw a fresh countdown */
   ph_install();
   atomic_store(&ph.active, 1);
