@@ -8,7 +8,7 @@
 
 static const char seal_usage[] =
   "usage: heaptape seal FILE...\n"
-  "Rewrite each tape as a sealed tape (docs/FORMAT.md, version 3): its events\n"
+  "Rewrite each tape as a sealed tape (docs/FORMAT.md, version 7): its events\n"
   "in global order, every free naming the allocation it releases, stored in\n"
   "compressed column blocks with an index, and the figures of report, stats,\n"
   "flamegraph, pprof and html computed once, so they read no event.\n"

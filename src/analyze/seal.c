@@ -67,8 +67,8 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   char why[256];
   int rc = ht_reader_open(&r, path, why, sizeof(why));
   if (rc) { snprintf(err, errlen, "%s: %s", path, why); return rc; }
-  /* Sealed tapes of versions 2 to 4 are sealed again (version 2 gains its
-  ** aggregate section, all the newer columns). */
+  /* Sealed tapes of older versions are sealed again (version 2 gains its
+  ** aggregate section, all the newer columns and coding). */
   if (ht_reader_sealed(r) && ht_reader_header(r)->version >= HT_VERSION_SEALED) {
     sum->already = 1;
     ht_reader_close(r);

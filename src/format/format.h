@@ -1,4 +1,4 @@
-/* heaptape -- the tape format: grammar, tags and flags (versions 1 to 6).
+/* heaptape -- the tape format: grammar, tags and flags (versions 1 to 7).
 ** docs/FORMAT.md is the normative text; this comment is its summary. */
 #ifndef HT_FORMAT_H
 #define HT_FORMAT_H
@@ -78,6 +78,10 @@
 **                prev + unzigzag(dframe) (prev = 0 in each packet)
 ** SEVENTS     := phead(seq0 seq1 ts0 nev) a0:uleb s0:uleb col{HT_SC_COUNT}
 ** col         := len:uleb bytes            -- one column of the block's events
+**                (version 7: len:uleb zlen:uleb bytes, the column zstd-
+**                compressed in zlen bytes, or stored in len when zlen is 0;
+**                the packet itself not compressed; lens sum to at most
+**                HT_PACKET_MAX)
 ** INDEX       := (seq0:uleb ts0:uleb off:uleb nev:uleb a0:uleb)*
 ** Events of a block are in global order; a0 is the allocation index of its
 ** first ALLOC (allocations are numbered from 0 over the tape), s0 the
@@ -116,7 +120,8 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 5  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 7  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_COLZ 7 /* from it: each column compressed on its own */
 #define HT_VERSION_SEALED_BLK 5 /* from it: frees carry their block (BSTACK...) */
 #define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
 #define HT_VERSION_ACCESS 4  /* a journal or sealed tape (HT_F_SEALED says which)
@@ -124,7 +129,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 6     /* the newest version a reader knows */
+#define HT_VERSION_MAX 7     /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -251,7 +256,8 @@ enum {
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
 #define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
 #define HT_SC_REL   0x40       /* TYPE: the FREE's BACK is relative to the last freed */
-#define HT_SEAL_BLOCK 65536    /* events per sealed block */
+#define HT_SEAL_BLOCK 65536    /* events per sealed block (at most) */
+#define HT_SEAL_ZLEVEL 9       /* zstd level of the sealed packets (the sealer has time) */
 /* The address the ADDR column predicts after an ALLOC of size bytes at a:
 ** a + ht_seal_chunk(size), where glibc carves the next chunk from the top. */
 HT_INLINE uint64_t ht_seal_chunk(uint64_t size)

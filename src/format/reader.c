@@ -46,6 +46,7 @@ typedef struct Cursor {
   PacketRef pkc;             /* its copy (a followed tape's r->pk moves) */
   ThreadState *th;           /* its thread (stable: see HtReader.th) */
   uint8_t *own;              /* decompressed body (owned), or NULL */
+  uint8_t *cols;             /* decompressed columns (version 7, owned) */
   const uint8_t *p, *end;    /* decode position and end of body */
   uint64_t seq;              /* last sequence number decoded */
   uint64_t ts;               /* current timestamp */
@@ -147,6 +148,7 @@ struct HtReader {
 /* Decoding state of one sealed block (SEVENTS packet). */
 typedef struct SealCur {
   uint8_t *own;              /* decompressed body (owned), or NULL */
+  uint8_t *cols;             /* decompressed columns (version 7, owned) */
   const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
   uint32_t left;             /* events not yet decoded */
   uint64_t nallocs;          /* allocation index of the next ALLOC */
@@ -228,8 +230,8 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  /* Versions 2, 3 and 5 are sealed, 1 is not; 4 and 6 may be either. */
-  if (ver != HT_VERSION_ACCESS && ver < HT_VERSION_RTLOC &&
+  /* Versions 2, 3, 5 and 7 are sealed, 1 is not; 4 and 6 may be either. */
+  if (ver != HT_VERSION_ACCESS && ver != HT_VERSION_RTLOC &&
       (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
              (flags & HT_F_SEALED) ? "is" : "is not");
@@ -1100,6 +1102,7 @@ static void seal_cur_free(HtReader *r)
 {
   if (!r->sc) return;
   free(r->sc->own);
+  free(r->sc->cols);
   free(r->sc);
   r->sc = NULL;
 }
@@ -1113,6 +1116,34 @@ static void seal_bad(HtReader *r, const char *what)
                   (unsigned long long)r->sc->off);
   }
   seal_cur_free(r);
+}
+
+/* Version 7's columns, each compressed on its own, from p..end into c->cols:
+** 0, or -1 when damaged. */
+static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t len[HT_SC_COUNT], zlen[HT_SC_COUNT], total = 0;
+  const uint8_t *src[HT_SC_COUNT];
+  for (int i = 0; i < HT_SC_COUNT; i++) {
+    if (ht_ruleb128(&p, end, &len[i]) || ht_ruleb128(&p, end, &zlen[i])) return -1;
+    uint64_t n = zlen[i] ? zlen[i] : len[i];
+    if (n > (uint64_t)(end - p) || len[i] > HT_PACKET_MAX) return -1;
+    src[i] = p;
+    p += n;
+    total += len[i];
+  }
+  if (total > HT_PACKET_MAX || !(c->cols = malloc(total ? total : 1))) return -1;
+  uint8_t *q = c->cols;
+  for (int i = 0; i < HT_SC_COUNT; i++) {
+    if (zlen[i]) {
+      size_t n = ZSTD_decompressDCtx(r->zd, q, len[i], src[i], zlen[i]);
+      if (ZSTD_isError(n) || n != len[i]) return -1;
+    } else if (len[i]) memcpy(q, src[i], len[i]);
+    c->p[i] = q;
+    c->e[i] = q + len[i];
+    q += len[i];
+  }
+  return 0;
 }
 
 /* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
@@ -1131,7 +1162,8 @@ static int seal_open(HtReader *r)
     uint64_t a0 = 0, s0 = 0, n;
     int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
     int ncol = r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT : HT_SC_COUNT_V3;
-    for (int i = 0; ok && i < ncol; i++) {
+    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end);
+    else for (int i = 0; ok && i < ncol; i++) {
       ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
       if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
     }

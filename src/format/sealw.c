@@ -36,6 +36,7 @@ struct HtSealW {
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
+  size_t raw;                /* bytes in the block's columns */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
 };
 
@@ -73,15 +74,16 @@ static void sealw_out(HtSealW *w, const void *p, size_t n)
 
 /* One packet: head, then body compressed when that is smaller. */
 static void sealw_packet(HtSealW *w, unsigned kind, uint64_t seq0, uint64_t seq1,
-                         uint64_t ts0, uint32_t nev, const uint8_t *body, size_t len)
+                         uint64_t ts0, uint32_t nev, const uint8_t *body, size_t len,
+                         int zip)
 {
   if (w->err) return;
   const uint8_t *b = body;
   size_t blen = len;
   unsigned flags = 0;
   size_t bound = ZSTD_compressBound(len);
-  if (len > 64 && !ht_grow(&w->z.p, &w->z.cap, bound, 1)) {
-    size_t zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, body, len, 3);
+  if (zip && len > 64 && !ht_grow(&w->z.p, &w->z.cap, bound, 1)) {
+    size_t zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, body, len, HT_SEAL_ZLEVEL);
     if (!ZSTD_isError(zn) && zn < len) { b = w->z.p; blen = zn; flags = HT_PF_ZSTD; }
   }
   uint8_t h[HT_PHEAD_SIZE];
@@ -96,7 +98,8 @@ static void sealw_packet(HtSealW *w, unsigned kind, uint64_t seq0, uint64_t seq1
 
 /* -- Blocks --------------------------------------------------------------- */
 
-/* Write the block being filled and start the next. */
+/* Write the block being filled and start the next: each column compressed
+** on its own (version 7), as like values compress best beside each other. */
 static void sealw_flush(HtSealW *w)
 {
   if (!w->nev) return;
@@ -105,18 +108,34 @@ static void sealw_flush(HtSealW *w)
   col_uleb(w, b, w->a0);
   col_uleb(w, b, w->first_seq);
   for (int i = 0; i < HT_SC_COUNT; i++) {
-    col_uleb(w, b, w->col[i].n);
-    col_mem(w, b, w->col[i].p, w->col[i].n);
-    w->col[i].n = 0;
+    Col *c = &w->col[i];
+    size_t zn = 0, bound = ZSTD_compressBound(c->n);
+    if (c->n > 64 && !ht_grow(&w->z.p, &w->z.cap, bound, 1)) {
+      zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, c->p, c->n, HT_SEAL_ZLEVEL);
+      if (ZSTD_isError(zn) || zn >= c->n) zn = 0;
+    }
+    col_uleb(w, b, c->n);
+    col_uleb(w, b, zn);
+    col_mem(w, b, zn ? w->z.p : c->p, zn ? zn : c->n);
+    c->n = 0;
   }
-  if (b->n > HT_PACKET_MAX) w->err = HEAPTAPE_E_NOMEM;  /* never with HT_SEAL_BLOCK */
+  w->raw = 0;
+  if (b->n > HT_PACKET_MAX) w->err = HEAPTAPE_E_NOMEM;  /* never: see sealw_room */
   col_uleb(w, &w->index, w->seq0);
   col_uleb(w, &w->index, w->ts0);
   col_uleb(w, &w->index, w->off);
   col_uleb(w, &w->index, w->nev);
   col_uleb(w, &w->index, w->a0);
-  sealw_packet(w, HT_P_SEVENTS, w->seq0, w->seq1, w->ts0, w->nev, b->p, b->n);
+  sealw_packet(w, HT_P_SEVENTS, w->seq0, w->seq1, w->ts0, w->nev, b->p, b->n, 0);
   w->nev = 0;
+}
+
+/* Flush the block first unless an event of blob bytes fits its columns
+** within a packet (a reader takes no more; HT_PACKET_MAX). */
+static void sealw_room(HtSealW *w, size_t blob)
+{
+  if (w->nev && w->raw + blob + HT_SC_COUNT * 10 + 256 > HT_PACKET_MAX - 4096)
+    sealw_flush(w);
 }
 
 /* Remember a freed address the reader knows too. */
@@ -144,7 +163,7 @@ static void sealw_modules(HtSealW *w)
   Col m = {0};
   col_uleb(w, &m, w->nmods);
   col_mem(w, &m, w->mods.p, w->mods.n);
-  sealw_packet(w, HT_P_MODULES, 0, 0, 0, 0, m.p, m.n);
+  sealw_packet(w, HT_P_MODULES, 0, 0, 0, 0, m.p, m.n, 1);
   free(m.p);
   w->mods.n = 0;
   w->nmods = 0;
@@ -153,6 +172,11 @@ static void sealw_modules(HtSealW *w)
 void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
 {
   uint64_t back = b ? b->back : 0;
+  size_t blob = 0;
+  if (ev->type == HT_EV_THREAD || ev->type == HT_EV_MARK) blob = ev->len;
+  if (ev->type == HT_EV_MODULE || ev->type == HT_EV_UNLOAD)  /* in MODULES too */
+    blob = 2 * (ev->len + ev->build_id_len + ev->nseg * 30);
+  sealw_room(w, blob);
   if (!w->nev) {
     w->seq0 = w->seq1 = ev->seq;
     w->ts0 = ev->ts;
@@ -266,6 +290,8 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
   /* A damaged journal may repeat a sequence number; the range covers all. */
   if (ev->seq < w->seq0) w->seq0 = ev->seq;
   if (ev->seq > w->seq1) w->seq1 = ev->seq;
+  w->raw = 0;
+  for (int i = 0; i < HT_SC_COUNT; i++) w->raw += c[i].n;
   if (++w->nev == HT_SEAL_BLOCK) sealw_flush(w);
 }
 
@@ -288,7 +314,7 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   /* Accesses are copied as they are (they name blocks by sequence numbers,
   ** which sealing keeps). */
-  unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least */
+  unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least (7 is) */
   if (ht_reader_rtlocs(r) && ver < HT_VERSION_RTLOC) ver = HT_VERSION_RTLOC;
   h[8] = (uint8_t)ver;
   h[9] = (uint8_t)(ver >> 8);
@@ -326,7 +352,7 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
   col_uleb(w, &f, st->file_bytes); col_uleb(w, &f, st->packets);
   col_uleb(w, &f, st->event_packets);
   col_uleb(w, &m, HT_M_JOURNAL); col_uleb(w, &m, f.n); col_mem(w, &m, f.p, f.n);
-  sealw_packet(w, HT_P_META, 0, 0, 0, 0, m.p, m.n);
+  sealw_packet(w, HT_P_META, 0, 0, 0, 0, m.p, m.n, 1);
   /* Stack nodes, in id order (a reader interning them gets the same ids),
   ** 65536 to a packet. */
   uint32_t n = ht_reader_stack_count(r);
@@ -343,16 +369,16 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
       col_uleb(w, &m, ht_zigzag((int64_t)(fr - prev)));
       prev = fr;
     }
-    sealw_packet(w, HT_P_STACKS, 0, 0, 0, k, m.p, m.n);
+    sealw_packet(w, HT_P_STACKS, 0, 0, 0, k, m.p, m.n, 1);
     if (n == 0) break;
   }
-  sealw_packet(w, HT_P_INDEX, 0, 0, 0, 0, w->index.p, w->index.n);
+  sealw_packet(w, HT_P_INDEX, 0, 0, 0, 0, w->index.p, w->index.n, 1);
   sealw_modules(w);
   /* The aggregate section in pieces of at most a packet's body, each
   ** naming its offset (seq0). */
   for (size_t off = 0; agg && off < agglen; off += HT_PACKET_MAX) {
     size_t k = agglen - off < HT_PACKET_MAX ? agglen - off : HT_PACKET_MAX;
-    sealw_packet(w, HT_P_AGG, off, off + k, 0, 0, agg + off, k);
+    sealw_packet(w, HT_P_AGG, off, off + k, 0, 0, agg + off, k, 1);
   }
   int rc = w->err;
   free(m.p); free(f.p);

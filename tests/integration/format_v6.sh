@@ -20,7 +20,7 @@ if [ -x "$PY" ]; then
     "$HEAPTAPE" record --$m -o "$TMP/$m.tape" -- $PY "$S" >/dev/null 2>&1
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
     sealed_copy "$TMP/$m.tape" "$TMP/$m.sealed"
-    ok "record --$m, sealed: version 6" test "$(version "$TMP/$m.sealed")" = 6
+    ok "record --$m, sealed: version 7 (sealed tapes from 7 include 6)" test "$(version "$TMP/$m.sealed")" = 7
     "$HEAPTAPE" report "$TMP/$m.sealed" > "$TMP/r.out" 2>"$TMP/r.err"
     ok "record --$m, sealed: report names the Python site" \
       sh -c "grep -q 'grow $S:4' '$TMP/r.out' && [ ! -s '$TMP/r.err' ]"
@@ -41,14 +41,14 @@ if command -v ruby >/dev/null 2>&1; then
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
   done
   sealed_copy "$TMP/ruby.tape" "$TMP/ruby.sealed"
-  ok "record --ruby, sealed: version 6" test "$(version "$TMP/ruby.sealed")" = 6
+  ok "record --ruby, sealed: version 7" test "$(version "$TMP/ruby.sealed")" = 7
 fi
 
-# native tapes: 1, sealed 5
+# native tapes: 1, sealed 7
 "$HEAPTAPE" record -o "$TMP/n.tape" -- /bin/true >/dev/null 2>&1
 ok "native journal: version 1" test "$(version "$TMP/n.tape")" = 1
 sealed_copy "$TMP/n.tape" "$TMP/n.sealed"
-ok "native sealed: version 5" test "$(version "$TMP/n.sealed")" = 5
+ok "native sealed: version 7" test "$(version "$TMP/n.sealed")" = 7
 
 # tapes written before version 6 with Python and Ruby locations
 ok "old Python journal: version 1" test "$(version "$DATA/python_v1.tape")" = 1
@@ -62,18 +62,20 @@ ok "old sealed Python tape: the journal's report" \
 ok "old Ruby journal reads" sh -c "'$HEAPTAPE' report '$DATA/ruby_v1.tape' | grep -q 'grow s.rb:3'"
 cp "$DATA/sealed_v5_python.tape" "$TMP/again.tape"
 "$HEAPTAPE" seal "$TMP/again.tape" >/dev/null 2>&1
-ok "seal leaves an old sealed version 5 as it is" cmp -s "$DATA/sealed_v5_python.tape" "$TMP/again.tape"
+"$HEAPTAPE" report "$TMP/again.tape" 2>/dev/null | tail -n +2 > "$TMP/again.body"
+ok "seal rewrites an old sealed version 5 as 7, with the same report" \
+  sh -c "[ '$(version "$TMP/again.tape")' = 7 ] && [ -s '$TMP/o.body' ] && cmp -s '$TMP/o.body' '$TMP/again.body'"
 
 # a newer version: one line naming both
-$PY - "$DATA/python_v1.tape" "$TMP/v7.tape" <<'PYEOF'
+$PY - "$DATA/python_v1.tape" "$TMP/v8.tape" <<'PYEOF'
 import sys, zlib, struct
 d = bytearray(open(sys.argv[1], 'rb').read())
-d[8] = 7
+d[8] = 8
 n = 16 + struct.unpack_from('<I', d, 12)[0]
 struct.pack_into('<I', d, n, zlib.crc32(bytes(d[:n])))
 open(sys.argv[2], 'wb').write(d)
 PYEOF
-"$HEAPTAPE" report "$TMP/v7.tape" > /dev/null 2>"$TMP/v7.err"
-ok "version 7: refused (exit 1)" test $? = 1
-ok "version 7: one line naming 7 and 1 to 6" sh -c "[ \$(wc -l < '$TMP/v7.err') = 1 ] && grep -q 'version 7 is not supported (this heaptape reads versions 1 to 6)' '$TMP/v7.err'"
+"$HEAPTAPE" report "$TMP/v8.tape" > /dev/null 2>"$TMP/v8.err"
+ok "version 8: refused (exit 1)" test $? = 1
+ok "version 8: one line naming 8 and 1 to 7" sh -c "[ \$(wc -l < '$TMP/v8.err') = 1 ] && grep -q 'version 8 is not supported (this heaptape reads versions 1 to 7)' '$TMP/v8.err'"
 finish

@@ -63,8 +63,7 @@ for t in "$TMP"/*.tape; do
   n=$(basename "$t" .tape)
   cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  v=5; case $n in pymod|pynative|rbmod) v=6 ;; esac   # Python, Ruby locations: 6
-  ok "$n: sealed (version $v)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   $v'"
+  ok "$n: sealed (version 7)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   7'"
   cp "$TMP/s/tape.tape" "$TMP/once"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
   ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"
@@ -89,9 +88,10 @@ ok "record --seal: report names the allocating function" sh -c \
 # Sealed tapes of earlier versions, kept in tests/data, answer as their
 # journals do: version 2 (sealed before the aggregate section existed) and
 # version 3 (a reused address moved the address prediction; journal_reuse is
-# a C program's recording with reused and fresh blocks interleaved).
+# a C program's recording with reused and fresh blocks interleaved) and
+# version 5 (columns compressed together, before version 7).
 CUT=
-for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse; do
+for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse; do
   j=${p%%:*}; v=${p#*:}; n=${v#*:}; v=${v%%:*}
   cp "$DATA/$j.tape" "$TMP/j/tape.tape"; cp "$DATA/sealed_v${v}_$n.tape" "$TMP/s/tape.tape"
   ok "version $v sealed $n: format version $v" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   $v'"
@@ -107,8 +107,8 @@ for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse; do
   ok "version $v sealed $n: the same addresses as its journal's" sh -c \
     "[ -s \"$TMP/j/allocs\" ] && cmp -s \"$TMP/j/allocs\" \"$TMP/s/allocs\""
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "version $v sealed $n: heaptape seal makes it version 5 with its aggregate section" sh -c \
-    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   5' &&
+  ok "version $v sealed $n: heaptape seal makes it version 7 with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   7' &&
      \"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q '^  sealed  *yes: report'"
   analyse "$TMP/s"
   ok "version $v sealed $n, sealed again: every analysis the same" cmp -s "$TMP/j/out" "$TMP/s/out"
