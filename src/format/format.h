@@ -96,7 +96,9 @@
 **   SIZE  uleb ALLOC, sized FREE, RSS, LOST
 **   WEIGHT zigzag ALLOC: weight - size    ALIGN uleb ALLOC of aligned kinds
 **   STACK zigzag ALLOC: global stack id - prev (prev = 0)
-**   ADDR  ALLOC with HT_SC_REUSE: k, its address is the k-th latest freed
+**   ADDR  ALLOC with HT_SC_CLASS (version 7): k, its address is the k-th
+**         latest freed address of its size class the block knows (k <
+**         HT_SEAL_CRING); with HT_SC_REUSE: k, its address is the k-th latest freed
 **         address the block knows (k < HT_SEAL_REUSE); other ALLOCs,
 **         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev), prev the
 **         last address of this column, + ht_seal_chunk(size) if an ALLOC's
@@ -256,6 +258,8 @@ enum {
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
 #define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
 #define HT_SC_REL   0x40       /* TYPE: the FREE's BACK is relative to the last freed */
+#define HT_SC_CLASS 0x20       /* TYPE (version 7): the ALLOC reuses a recently freed
+                                  address of its size class */
 #define HT_SEAL_BLOCK 65536    /* events per sealed block (at most) */
 #define HT_SEAL_ZLEVEL 9       /* zstd level of the sealed packets (the sealer has time) */
 /* The address the ADDR column predicts after an ALLOC of size bytes at a:
@@ -266,6 +270,15 @@ HT_INLINE uint64_t ht_seal_chunk(uint64_t size)
 }
 #define HT_SEAL_FRING 4096     /* freed addresses a block remembers (a power of 2) */
 #define HT_SEAL_REUSE 64       /* of which an ALLOC may name the latest these */
+#define HT_SEAL_CLASSES 4096   /* size classes (version 7): ht_seal_class */
+#define HT_SEAL_CRING 64       /* freed addresses a block remembers per class */
+/* The size class of a block: its chunk size in 16-byte steps, one class for
+** the largest. glibc hands the latest freed chunk of a size out first. */
+HT_INLINE unsigned ht_seal_class(uint64_t size)
+{
+  uint64_t k = ht_seal_chunk(size) >> 4;
+  return k < HT_SEAL_CLASSES ? (unsigned)k : HT_SEAL_CLASSES - 1;
+}
 
 /* META fields: the journal's reading, as its reader ended it. */
 enum {

@@ -136,6 +136,7 @@ struct HtReader {
   size_t agglen;             /* its bytes */
   int agg_bad;               /* a piece of it is missing or out of order */
   struct SealCur *sc;        /* the sealed block being decoded, or NULL */
+  struct SealCur *sc_spare;  /* a decoder to reuse (4 MiB), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
   size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
@@ -159,7 +160,11 @@ typedef struct SealCur {
   uint64_t a0;               /* allocation index of the block's first ALLOC */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
   uint64_t nf;               /* freed addresses written to fring */
+  uint32_t cn[HT_SEAL_CLASSES];  /* version 7: freed addresses of each size class */
+  /* From here on nothing is read before it is written: a block reusing the
+  ** decoder clears only what comes before. */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
+  uint64_t cring[HT_SEAL_CLASSES][HT_SEAL_CRING]; /* and per size class */
   struct {                   /* the block's ALLOCs, by index - a0 */
     uint64_t addr, size, weight;
     uint32_t stack, tid;
@@ -1103,7 +1108,8 @@ static void seal_cur_free(HtReader *r)
   if (!r->sc) return;
   free(r->sc->own);
   free(r->sc->cols);
-  free(r->sc);
+  free(r->sc_spare);
+  r->sc_spare = r->sc;
   r->sc = NULL;
 }
 
@@ -1151,8 +1157,10 @@ static int seal_open(HtReader *r)
 {
   while (r->next_pk < r->npk) {
     const PacketRef *pk = &r->pk[r->next_pk++];
-    SealCur *c = calloc(1, sizeof(*c));
-    if (!c) return HEAPTAPE_E_NOMEM;
+    SealCur *c = r->sc_spare;
+    if (c) memset(c, 0, offsetof(SealCur, fring));
+    else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
+    r->sc_spare = NULL;
     r->sc = c;
     c->off = pk->off;
     const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
@@ -1220,8 +1228,10 @@ static int seal_event(HtReader *r, HtEvent *ev)
   SC_BYTE(HT_SC_TYPE, type);
   memset(ev, 0, sizeof(*ev));
   ev->pid = r->hdr.pid;
-  ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE));
+  ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE | HT_SC_CLASS));
   if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
+  if ((type & HT_SC_CLASS) && (ev->type != HT_EV_ALLOC || (type & HT_SC_REUSE) ||
+                               r->hdr.version < HT_VERSION_SEALED_COLZ)) goto bad;
   SC_ULEB(HT_SC_SEQ, v);
   ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
   if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
@@ -1243,7 +1253,11 @@ static int seal_event(HtReader *r, HtEvent *ev)
     if (c->stack >= r->nnodes) goto bad;
     ev->stack = (uint32_t)c->stack;
     SC_ULEB(HT_SC_ADDR, v);
-    if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
+    if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
+      unsigned k = ht_seal_class(ev->size);
+      if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
+      ev->addr = c->cring[k][(c->cn[k] - 1 - v) & (HT_SEAL_CRING - 1)];
+    } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
       if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
       ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
       /* before version 5 a reused address moved the prediction too */
@@ -1282,8 +1296,12 @@ static int seal_event(HtReader *r, HtEvent *ev)
       ev->back = c->nallocs - v + 1;
       if (!seal_blk(r, c, ev)) goto bad;
       c->last_freed = ev->back - 1;
-      if (ev->back - 1 >= c->a0)  /* allocated in this block: its address is known */
-        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = c->a[ev->back - 1 - c->a0].addr;
+      if (ev->back - 1 >= c->a0) {  /* allocated in this block: its address is known */
+        uint64_t a = c->a[ev->back - 1 - c->a0].addr;
+        unsigned k = ht_seal_class(c->a[ev->back - 1 - c->a0].size);
+        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
+        c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
+      }
     } else {
       SC_ULEB(HT_SC_ADDR, v);
       ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
@@ -1623,6 +1641,7 @@ void ht_reader_close(HtReader *r)
   ht_map_free(&r->locmap);
   free(r->pk);
   seal_cur_free(r);
+  free(r->sc_spare);
   free(r->dict_off);
   free(r->acc_off);
   free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);

@@ -34,6 +34,10 @@ struct HtSealW {
   uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr, prev_bstack; /* deltas */
   ZSTD_CCtx *zc;             /* compressor */
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
+  uint64_t *asize;           /* and their sizes */
+  uint64_t (*cring)[HT_SEAL_CRING]; /* freed addresses the block knows, per class */
+  uint32_t *cn, *cgen;       /* of which written; the block they are of */
+  uint32_t gen;              /* the block being filled */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
   size_t raw;                /* bytes in the block's columns */
@@ -138,10 +142,26 @@ static void sealw_room(HtSealW *w, size_t blob)
     sealw_flush(w);
 }
 
-/* Remember a freed address the reader knows too. */
-static void sealw_freed(HtSealW *w, uint64_t addr)
+/* Remember a freed address the reader knows too, and its size class when
+** it knows the size (a block allocated in this block). */
+static void sealw_freed(HtSealW *w, uint64_t addr, const uint64_t *size)
 {
   w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = addr;
+  if (!size) return;
+  unsigned k = ht_seal_class(*size);
+  if (w->cgen[k] != w->gen) { w->cgen[k] = w->gen; w->cn[k] = 0; }
+  w->cring[k][w->cn[k]++ & (HT_SEAL_CRING - 1)] = addr;
+}
+
+/* The rank of addr among the latest freed addresses of class k (limit if
+** not there). */
+static uint64_t sealw_class_rank(const HtSealW *w, unsigned k, uint64_t addr)
+{
+  uint64_t r = 0;
+  if (w->cgen[k] != w->gen) return HT_SEAL_CRING;
+  while (r < HT_SEAL_CRING && r < w->cn[k] &&
+         w->cring[k][(w->cn[k] - 1 - r) & (HT_SEAL_CRING - 1)] != addr) r++;
+  return r < w->cn[k] ? r : HT_SEAL_CRING;
 }
 
 /* The block an event names, in the B columns, unless it was allocated in
@@ -186,6 +206,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->prev_ts = ev->ts;
     w->prev_tid = w->prev_stack = w->prev_addr = w->prev_bstack = 0;
     w->nf = w->last_freed = 0;
+    w->gen++;
   }
   Col *c = w->col;
   uint8_t type = ev->type;
@@ -205,8 +226,15 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     if (HT_K_HAS_ALIGN(ev->kind)) col_uleb(w, &c[HT_SC_ALIGN], ev->align);
     col_uleb(w, &c[HT_SC_STACK], ht_zigzag((int64_t)(ev->stack - w->prev_stack)));
     w->prev_stack = ev->stack;
-    {  /* allocators hand freed addresses out again: name a recent one */
-      uint64_t k = 0;
+    {  /* allocators hand freed addresses out again: name a recent one, of
+       ** its size class first */
+      uint64_t k = sealw_class_rank(w, ht_seal_class(ev->size), ev->addr);
+      if (k < HT_SEAL_CRING && !w->err) {
+        c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_CLASS;
+        col_uleb(w, &c[HT_SC_ADDR], k);
+        goto named;
+      }
+      k = 0;
       while (k < HT_SEAL_REUSE && k < w->nf &&
              w->fring[(w->nf - 1 - k) & (HT_SEAL_FRING - 1)] != ev->addr) k++;
       if (k < HT_SEAL_REUSE && k < w->nf && !w->err) {
@@ -216,7 +244,9 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
         col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
         w->prev_addr = ev->addr + ht_seal_chunk(ev->size);
       }
+    named:
       w->aaddr[w->nallocs - w->a0] = ev->addr;
+      w->asize[w->nallocs - w->a0] = ev->size;
     }
     if (back) {
       col_uleb(w, &c[HT_SC_BACK], w->nallocs - (back - 1));
@@ -240,9 +270,9 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     if (!back) {
       col_uleb(w, &c[HT_SC_ADDR], ht_zigzag((int64_t)(ev->addr - w->prev_addr)));
       w->prev_addr = ev->addr;
-      sealw_freed(w, ev->addr);
+      sealw_freed(w, ev->addr, NULL);
     } else if (back - 1 >= w->a0) {  /* allocated in this block: its address is known */
-      sealw_freed(w, w->aaddr[back - 1 - w->a0]);
+      sealw_freed(w, w->aaddr[back - 1 - w->a0], &w->asize[back - 1 - w->a0]);
     }
     break;
   case HT_EV_RSS:
@@ -297,19 +327,37 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
 
 /* -- Whole tape ----------------------------------------------------------- */
 
+/* Free w and everything it holds. */
+static void sealw_free(HtSealW *w)
+{
+  for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
+  free(w->body.p); free(w->z.p); free(w->index.p); free(w->mods.p);
+  ZSTD_freeCCtx(w->zc);
+  free(w->aaddr); free(w->asize); free(w->cring); free(w->cn); free(w->cgen);
+  free(w);
+}
+
 /* Start a sealed tape. */
 HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
 {
   HtSealW *w = calloc(1, sizeof(*w));
   if (!w) return NULL;
   w->aaddr = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
-  if (!w->aaddr || !(w->zc = ZSTD_createCCtx())) { free(w->aaddr); free(w); return NULL; }
+  w->asize = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
+  w->cring = malloc(HT_SEAL_CLASSES * sizeof(*w->cring));
+  w->cn = calloc(HT_SEAL_CLASSES, sizeof(uint32_t));
+  w->cgen = calloc(HT_SEAL_CLASSES, sizeof(uint32_t));
+  if (!w->aaddr || !w->asize || !w->cring || !w->cn || !w->cgen ||
+      !(w->zc = ZSTD_createCCtx())) {
+    sealw_free(w);
+    return NULL;
+  }
   w->f = f;
   w->pid = ht_reader_header(r)->pid;
   size_t hlen;
   const uint8_t *d = ht_reader_bytes(r, &hlen);
   uint8_t *h = malloc(hlen);
-  if (!h) { ZSTD_freeCCtx(w->zc); free(w->aaddr); free(w); return NULL; }
+  if (!h) { sealw_free(w); return NULL; }
   memcpy(h, d, hlen);
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   /* Accesses are copied as they are (they name blocks by sequence numbers,
@@ -382,10 +430,6 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
   }
   int rc = w->err;
   free(m.p); free(f.p);
-  for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
-  free(w->body.p); free(w->z.p); free(w->index.p); free(w->mods.p);
-  ZSTD_freeCCtx(w->zc);
-  free(w->aaddr);
-  free(w);
+  sealw_free(w);
   return rc;
 }
