@@ -206,10 +206,12 @@ static void resolve_none(void *ctx, const HtRes *res)
 /* Op numbers of a whole tape. */
 uint64_t ht_resolve_count_ops(HtReader *r)
 {
+  uint64_t n;
+  if (ht_reader_sealed_ops(r, &n)) return n;  /* the sealer counted them */
   HtResolve rs;
   ht_resolve_init(&rs);
   int rc = ht_resolve_run(&rs, r, resolve_none, NULL, NULL);
-  uint64_t n = rc ? HT_RES_NONE : rs.nops;
+  n = rc ? HT_RES_NONE : rs.nops;
   ht_resolve_free(&rs);
   if (ht_reader_rewind(r)) return HT_RES_NONE;
   return n;

@@ -131,6 +131,8 @@ struct HtReader {
   uint64_t acc_events;       /* accesses they announce */
   int sealed;                /* version 2: SEVENTS blocks in r->pk */
   int have_meta;             /* a sealed tape's META was read */
+  int have_ops;              /* and its count of ops (allocations, resolved frees) */
+  uint64_t meta_ops;         /* that count */
   HtReadStats meta;          /* the journal's reading, from META */
   uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
   size_t agglen;             /* its bytes */
@@ -447,6 +449,12 @@ static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
       return -1;
     const uint8_t *q = p, *qe = p + n;
     p += n;
+    if (tag == HT_M_COUNTS) {  /* events, allocations, ops, unresolved frees */
+      uint64_t ev, na;
+      if (ht_ruleb128(&q, qe, &ev) || ht_ruleb128(&q, qe, &na) ||
+          ht_ruleb128(&q, qe, &r->meta_ops)) return -1;
+      r->have_ops = 1;
+    }
     if (tag != HT_M_DAMAGE) continue;
     uint64_t v[10], len;
     for (size_t i = 0; i < HT_COUNTOF(v); i++)
@@ -531,6 +539,13 @@ static int seal_modules(HtReader *r, const uint8_t *p, const uint8_t *end)
   return 0;
 }
 
+int ht_reader_sealed_ops(const HtReader *r, uint64_t *ops)
+{
+  if (!r->sealed || !r->have_ops) return 0;
+  *ops = r->meta_ops;
+  return 1;
+}
+
 /* After the scan of a sealed tape: the journal's damage and totals are
 ** what readers report (the sealed file's own damage, if any, comes first). */
 static void seal_apply_meta(HtReader *r)
@@ -538,6 +553,7 @@ static void seal_apply_meta(HtReader *r)
   HtReadStats *st = &r->st, *m = &r->meta;
   r->ts_base = 0;
   if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
+    r->have_ops = 0;
     free(r->agg);
     r->agg = NULL;
     r->agglen = 0;

@@ -153,6 +153,9 @@ const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen) HT_HIDDEN;
 /* Whole DICT packet i (header and body, as on the tape), NULL past the end. */
 const uint8_t *ht_reader_dict_packet(const HtReader *r, size_t i, size_t *len) HT_HIDDEN;
 const HtReadStats *ht_reader_stats(const HtReader *r) HT_HIDDEN;
+/* A sealed tape's count of ops (allocations and resolved frees) as its sealer
+** counted them: 1 and *ops, or 0 when not known (a journal, a damaged tape). */
+int ht_reader_sealed_ops(const HtReader *r, uint64_t *ops) HT_HIDDEN;
 
 /* -- ACCESS packets (decoded by src/analyze/access.c) --------------------- */
 
