@@ -158,7 +158,7 @@ enum {
                       ** many (1 = all); absent: none recorded */
 };
 #define HT_F_SYMBOLIZED 0x0001 /* header flag: writer promised a DICT at the end */
-#define HT_F_SEALED     0x0002 /* header flag: a sealed tape (version 2) */
+#define HT_F_SEALED     0x0002 /* header flag: a sealed tape (from version 2) */
 #define HT_F_KNOWN      0x0003 /* header flags this version understands */
 
 enum { HT_CLOCK_MONOTONIC = 1, HT_CLOCK_MOCK = 2 };

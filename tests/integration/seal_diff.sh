@@ -25,6 +25,14 @@ has luajit && rec luajit --lua -- luajit -e 'local t={} for i=1,20000 do t[i]=to
 [ -x /usr/bin/python3 ] && rec pynative --python=native -- /usr/bin/python3 -c 'x=sorted(range(20000), key=lambda i: str(i) * 2)'
 has ruby && rec rbmod --ruby -- ruby -e 'x = 20000.times.map { |i| "s#{i}" * 2 }; GC.start; x = nil; GC.compact'
 has lua5.4 && rec luanative --lua=native -- lua5.4 -e 'local t={} for i=1,20000 do t[i]={i} end t=nil collectgarbage()'
+# 2.4 MB of marks in 2412 events: the sealer ends blocks early, as a block's
+# columns must fit a packet (before version 7, sealing failed).
+rec marks -- "$HT_BUILD/progs/seal_marks"
+cp "$TMP/marks.tape" "$TMP/marks.copy"
+"$HEAPTAPE" seal "$TMP/marks.copy" >/dev/null 2>&1
+ok "800 marks of 3000 bytes: sealed in more than one block, every mark kept" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/marks.copy\" | grep -q 'packets ([2-9] of events)' &&
+   [ \$(\"$HEAPTAPE\" dump \"$TMP/marks.copy\" | grep -c ' MARK .*mark [0-9]') = 800 ]"
 # A run killed by SIGKILL: a journal without trailer, symbolised by neither.
 (env LD_PRELOAD="$LIBHT" HEAPTAPE_OUTPUT="$TMP/killed.tape" "$HT_BUILD/progs/viz_grow" 5 >/dev/null 2>&1 &
  p=$!; sleep 0.4; kill -9 $p; wait $p) 2>/dev/null
