@@ -73,21 +73,36 @@ static ULong now_ns;                  /* the coarse clock: last reading */
 static ULong g_seq;                   /* last sequence number handed out */
 static UInt tape_pid;
 
-static UInt crc_table[256];
+/* CRC-32 (IEEE), eight bytes a step ("slicing by 8"): the tape's packets are
+** checksummed as they are written, a byte-at-a-time table took a tenth of a
+** full --access run. crc_table[k][b]: the CRC of byte b followed by k zeros. */
+static UInt crc_table[8][256];
 
 static void crc_init(void)
 {
   for (UInt i = 0; i < 256; i++) {
     UInt c = i;
     for (Int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    crc_table[i] = c;
+    crc_table[0][i] = c;
   }
+  for (UInt i = 0; i < 256; i++)
+    for (Int k = 1; k < 8; k++)
+      crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
 }
 
 static UInt crc_add(UInt crc, const UChar *p, SizeT n)
 {
   crc = ~crc;
-  while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  for (; n && ((Addr)p & 7); n--) crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  for (; n >= 8; n -= 8, p += 8) {
+    ULong w = *(const ULong *)p;  /* little-endian: the first byte lowest */
+    UInt lo = (UInt)w ^ crc, hi = (UInt)(w >> 32);
+    crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+          crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+          crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+          crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+  }
+  for (; n; n--) crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
   return ~crc;
 }
 
@@ -351,7 +366,6 @@ typedef struct Block {
 } Block;
 
 static WordFM *blocks;                /* Block* -> unused, by interval */
-static Block *last_block;             /* the block the last lookup found */
 static Addr heap_lo = ~(Addr)0, heap_hi;  /* bounds of every block so far */
 static ULong heap_span;               /* heap_hi - heap_lo (0 before the first block):
                                       ** the generated code tests against it inline */
@@ -364,23 +378,58 @@ static Word block_cmp(UWord k1, UWord k2)
   return 0;
 }
 
+/* A direct-mapped cache of blocks found, by address / 32, before the tree:
+** programs alternate among a few blocks (a table and its strings), which a
+** one-entry cache missed half the time on lua5.4 (the tree's compares then
+** took a fifth of the run). A slot copies its block's bounds, so a hit is
+** one compare; a block's slots are cleared when it is freed. */
+#define HV_BCACHE 4096
+#define HV_BCACHE_SHIFT 5
+typedef struct BlockSlot {
+  Addr lo;                   /* the block's first byte */
+  SizeT isz;                 /* its bytes in the tree (0: empty slot) */
+  Block *b;                  /* the block */
+} BlockSlot;
+static BlockSlot bcache[HV_BCACHE];
+
+static inline BlockSlot *bcache_slot(Addr a)
+{
+  return &bcache[(a >> HV_BCACHE_SHIFT) & (HV_BCACHE - 1)];
+}
+
 static Block *block_find(Addr a)
 {
-  Block *b = last_block;
-  if (LIKELY(b && a - b->payload < b->isz)) return b;
+  BlockSlot *s = bcache_slot(a);
+  if (LIKELY(a - s->lo < s->isz)) return s->b;
   Block fake = { .payload = a, .isz = 1 };
   UWord k, v;
   if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake)) return NULL;
-  return last_block = (Block *)k;
+  Block *b = (Block *)k;
+  *s = (BlockSlot){ .lo = b->payload, .isz = b->isz, .b = b };
+  return b;
+}
+
+/* Clear the slots that may hold b (those of the addresses it covers). */
+static void bcache_forget(const Block *b)
+{
+  Addr first = b->payload >> HV_BCACHE_SHIFT, last = (b->payload + b->isz - 1) >> HV_BCACHE_SHIFT;
+  ULong n = last - first + 1 < HV_BCACHE ? last - first + 1 : HV_BCACHE;
+  for (ULong i = 0; i < n; i++) {
+    BlockSlot *s = &bcache[(first + i) & (HV_BCACHE - 1)];
+    if (s->b == b) *s = (BlockSlot){ 0 };
+  }
 }
 
 /* -- Events --------------------------------------------------------------- */
 
 static HtAccessW accw;                /* the ACCESS packet being filled */
 static UChar *accbuf;                 /* its body */
-static ULong acc_countdown = 1;       /* heap accesses until the next kept one */
+static ULong acc_countdown = 1;       /* --access-sample: accesses until the next
+                                      ** trial kept; the generated code counts it down */
 static ULong acc_rng = 0x9E3779B97F4A7C15ull;
+static double acc_gap_scale;          /* 1 / ln(1 - 1/N) (negative) */
 static UInt acc_since_clock;          /* kept accesses since the clock was read */
+static UInt acc_lwp;                  /* the running thread's lwp (start_client_code) */
 
 static void access_flush(void)
 {
@@ -436,7 +485,7 @@ static Bool block_drop(ThreadId vtid, void *p, UInt kind)
     return False;
   Block *b = (Block *)k;
   VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
-  if (last_block == b) last_block = NULL;
+  bcache_forget(b);
   if (tape_fd >= 0) {
     ThreadTape *t = event_begin(vtid);
     ht_stream_free(&t->s, ++g_seq, kind, (Addr)p, b->size);
@@ -475,8 +524,11 @@ static void hv_vec_delete(ThreadId t, void *p) { block_free(t, p, HT_K_NEW_ARRAY
 static void hv_vec_delete_aligned(ThreadId t, void *p, SizeT a)
 { (void)a; block_free(t, p, HT_K_NEW_ARRAY_ALIGNED); }
 
+static void access_core(Addr a, SizeT sz, UInt kind);
+
 /* realloc: FREE(old, REALLOC) then ALLOC(new, REALLOC), as the recorder
-** writes it. The copy is the tool's, so it makes no accesses. */
+** writes it. The copy is a load of the old block's bytes kept and a store of
+** them into the new (DHAT counts it so; a program's realloc copies too). */
 static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
 {
   if (!p) return block_new(vtid, n, VG_(clo_alignment), HT_K_REALLOC, False);
@@ -487,10 +539,13 @@ static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
   SizeT old = ((Block *)k)->size;
   void *q = VG_(cli_malloc)(VG_(clo_alignment), n);
   if (!q) return NULL;
-  VG_(memcpy)(q, p, old < n ? old : n);
+  SizeT kept = old < n ? old : n;
+  VG_(memcpy)(q, p, kept);
+  access_core((Addr)p, kept, HT_AK_LOAD);
   block_drop(vtid, p, HT_K_REALLOC);
   VG_(cli_free)(p);
   block_keep(vtid, q, n, 0, HT_K_REALLOC);
+  access_core((Addr)q, kept, HT_AK_STORE);
   return q;
 }
 
@@ -506,31 +561,104 @@ static SizeT hv_usable_size(ThreadId t, void *p)
 
 /* -- Accesses ------------------------------------------------------------- */
 
+/* ln x for 0 < x <= 1 (a tool has no libm): x = m 2^e, ln m = 2 atanh z with
+** z = (m - 1) / (m + 1) < 1/3, whose series' terms past z^21 are below 1e-11. */
+static double ln_unit(double x)
+{
+  union { double d; ULong u; } v = { .d = x };
+  Int e = (Int)((v.u >> 52) & 0x7ff) - 1023;
+  v.u = (v.u & ((1ull << 52) - 1)) | (1023ull << 52);
+  double z = (v.d - 1) / (v.d + 1), z2 = z * z, pw = z, sum = 0;
+  for (Int k = 1; k <= 21; k += 2, pw *= z2) sum += pw / k;
+  return 2 * sum + e * 0.69314718055994531;
+}
+
+/* The scale of sample_gap for 1 in n: 1 / ln(1 - 1/n); ln(1 - p) by its
+** series for small p, where 1 - p would lose p's digits. */
+static double sample_scale(Long n)
+{
+  double p = 1.0 / (double)n, l;
+  if (p < 0.01) l = -(p + p * p / 2 + p * p * p / 3 + p * p * p * p / 4);
+  else l = ln_unit(1 - p);
+  return 1 / l;
+}
+
+/* Accesses until the next one kept: geometric with mean N, so that every
+** access is kept with probability 1/N independently of all others (a fair
+** sample of any subset: the heap's accesses, one site's, one block's). */
+static ULong sample_gap(void)
+{
+  acc_rng ^= acc_rng << 13; acc_rng ^= acc_rng >> 7; acc_rng ^= acc_rng << 17;
+  double u = (double)((acc_rng >> 11) + 1) * (1.0 / 9007199254740992.0);  /* (0, 1] */
+  double g = ln_unit(u) * acc_gap_scale;
+  return g < 1e18 ? 1 + (ULong)g : 1000000000000000000ull;
+}
+
 /* One heap access (kind HT_AK_*) of sz bytes at a, if it touches a block. */
 static inline void access_note(Addr a, SizeT sz, UInt kind)
 {
-  if (LIKELY(a - heap_lo >= heap_hi - heap_lo)) return;
+  if (LIKELY(a - heap_lo >= heap_span)) return;
   Block *b = block_find(a);
   if (!b || tape_fd < 0) return;
-  if (LIKELY(--acc_countdown)) return;
-  if (clo_sample > 1) {  /* the next gap: uniform in [1, 2N-1], mean N */
-    acc_rng ^= acc_rng << 13; acc_rng ^= acc_rng >> 7; acc_rng ^= acc_rng << 17;
-    acc_countdown = 1 + acc_rng % (ULong)(2 * clo_sample - 1);
-  } else {
-    acc_countdown = 1;
-  }
   if (UNLIKELY(++acc_since_clock >= HV_CLOCK_EVERY)) {
     acc_since_clock = 0;
     now_ns = clock_mono();
   }
-  ThreadTape *t = thread_get(VG_(get_running_tid)());
   if (ht_accessw_full(&accw)) access_flush();
-  ht_accessw_add(&accw, t->lwp, b->seq, g_seq + 1, now_ns, kind, a - b->payload, sz);
+  ht_accessw_add(&accw, acc_lwp, b->seq, g_seq + 1, now_ns, kind, a - b->payload, sz);
 }
 
+/* Every access: called by code that checked the heap's bounds. */
 static VG_REGPARM(2) void hv_load(Addr a, SizeT sz) { access_note(a, sz, HT_AK_LOAD); }
 static VG_REGPARM(2) void hv_store(Addr a, SizeT sz) { access_note(a, sz, HT_AK_STORE); }
 static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK_MODIFY); }
+
+/* --access-sample: called when the generated code's countdown over all
+** accesses (heap or not) reached 0; a skipped access costs no call. */
+static VG_REGPARM(2) void hv_load_s(Addr a, SizeT sz)
+{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_LOAD); }
+static VG_REGPARM(2) void hv_store_s(Addr a, SizeT sz)
+{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_STORE); }
+static VG_REGPARM(2) void hv_modify_s(Addr a, SizeT sz)
+{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_MODIFY); }
+
+/* The kernel's accesses for a system call (read() filling a buffer, write()
+** reading one, a path read as a string) and a client request's writes: one
+** access each, as DHAT counts them; sampled as any other access. */
+static void access_core(Addr a, SizeT sz, UInt kind)
+{
+  if (sz == 0) return;
+  if (clo_sample > 1) {
+    if (--acc_countdown) return;
+    acc_countdown = sample_gap();
+  }
+  access_note(a, sz, kind);
+}
+
+static void hv_pre_mem_read(CorePart part, ThreadId vtid, const HChar *what, Addr a, SizeT sz)
+{
+  (void)vtid; (void)what;
+  if (part == Vg_CoreSysCall) access_core(a, sz, HT_AK_LOAD);
+}
+
+static void hv_pre_mem_read_asciiz(CorePart part, ThreadId vtid, const HChar *what, Addr a)
+{
+  (void)vtid; (void)what;
+  if (part == Vg_CoreSysCall) access_core(a, VG_(strlen)((const HChar *)a) + 1, HT_AK_LOAD);
+}
+
+static void hv_post_mem_write(CorePart part, ThreadId vtid, Addr a, SizeT sz)
+{
+  (void)vtid;
+  if (part == Vg_CoreSysCall || part == Vg_CoreClientReq) access_core(a, sz, HT_AK_STORE);
+}
+
+/* The thread about to run: its lwp names the accesses it makes. */
+static void hv_start_client(ThreadId vtid, ULong blocks_done)
+{
+  (void)blocks_done;
+  if (tape_fd >= 0) acc_lwp = thread_get(vtid)->lwp;
+}
 
 /* -- Instrumentation (as Lackey's: a load and a store of the same address
 ** and size in one instruction are one modify) ------------------------------ */
@@ -540,20 +668,37 @@ typedef struct Ev { UInt kind; IRExpr *addr; Int size; IRExpr *guard; } Ev;
 static Ev evs[HV_EVS];
 static Int nevs;
 
+/* tmp := ex in sb, as an expression reading tmp. */
+static IRExpr *ir_let(IRSB *sb, IRType ty, IRExpr *ex)
+{
+  IRTemp t = newIRTemp(sb->tyenv, ty);
+  addStmtToIRSB(sb, IRStmt_WrTmp(t, ex));
+  return IRExpr_RdTmp(t);
+}
+
 static void evs_flush(IRSB *sb)
 {
+  Bool sampled = clo_sample > 1;
   for (Int i = 0; i < nevs; i++) {
     Ev *e = &evs[i];
     const HChar *name;
     void *fn;
     switch (e->kind) {
-    case HT_AK_LOAD: name = "hv_load"; fn = hv_load; break;
-    case HT_AK_STORE: name = "hv_store"; fn = hv_store; break;
-    default: name = "hv_modify"; fn = hv_modify; break;
+    case HT_AK_LOAD: name = sampled ? "hv_load_s" : "hv_load"; fn = sampled ? hv_load_s : hv_load; break;
+    case HT_AK_STORE: name = sampled ? "hv_store_s" : "hv_store"; fn = sampled ? hv_store_s : hv_store; break;
+    default: name = sampled ? "hv_modify_s" : "hv_modify"; fn = sampled ? hv_modify_s : hv_modify; break;
     }
     IRExpr **argv = mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size));
     IRDirty *di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), argv);
-    if (e->guard) {
+    if (sampled) {  /* countdown -= 1 (if the access happens); call at 0 */
+      IRExpr *cd = mkIRExpr_HWord((HWord)&acc_countdown);
+      IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cd));
+      IRExpr *dec = e->guard ? ir_let(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, e->guard))
+                             : IRExpr_Const(IRConst_U64(1));
+      IRExpr *c1 = ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, dec));
+      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cd, c1));
+      di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, c1, IRExpr_Const(IRConst_U64(0))));
+    } else if (e->guard) {
       di->guard = e->guard;
     } else {  /* call only for addresses within the heap's bounds (as DHAT
               ** skips its call for stack accesses): addr - lo < span */
@@ -686,6 +831,10 @@ static void hv_post_clo_init(void)
   t0_ns = now_ns = clock_mono();
   tape_header();
   accbuf = VG_(malloc)("heaptape.access", HV_BODY);
+  if (clo_sample > 1) {
+    acc_gap_scale = sample_scale(clo_sample);
+    acc_countdown = sample_gap();
+  }
   ht_accessw_init(&accw, accbuf, HV_BODY);
   VG_(atfork)(NULL, NULL, hv_fork_child);
 }
@@ -728,6 +877,10 @@ static void hv_pre_clo_init(void)
   VG_(track_new_mem_startup)(hv_new_mem_startup);
   VG_(track_new_mem_mmap)(hv_new_mem_mmap);
   VG_(track_pre_thread_ll_create)(hv_thread_created);
+  VG_(track_start_client_code)(hv_start_client);
+  VG_(track_pre_mem_read)(hv_pre_mem_read);
+  VG_(track_pre_mem_read_asciiz)(hv_pre_mem_read_asciiz);
+  VG_(track_post_mem_write)(hv_post_mem_write);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(hv_pre_clo_init)
