@@ -114,10 +114,14 @@ $(VG_TOOL): src/vgtool/ht_vg_main.c src/format/stream.c src/format/stream.h \
 	  -Wl,-Ttext-segment=$(VG_LOAD) $(shell pkg-config --libs valgrind)
 	@for f in $(VG_CORE)/*; do case $$f in *heaptape*) ;; \
 	  *) ln -sfn $$f $(B)/valgrind/ ;; esac; done
-$(VG_PRELOAD): $(VG_LIBDIR)/libreplacemalloc_toolpreload-$(VG_PLAT).a
+# The preload: the allocator replacement and the string functions
+# (ht_vg_strmem.c: client code, so no loop there may become a libc call).
+$(VG_PRELOAD): $(VG_LIBDIR)/libreplacemalloc_toolpreload-$(VG_PLAT).a src/vgtool/ht_vg_strmem.c
 	@mkdir -p $(dir $@)
-	$(CC) -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -o $@ \
-	  -Wl,--whole-archive $< -Wl,--no-whole-archive
+	$(CC) -std=gnu11 -m64 -O2 -g -Wall -fPIC -fno-builtin -fno-tree-loop-distribute-patterns \
+	  -fno-stack-protector $(shell pkg-config --cflags valgrind) -DVGA_amd64=1 -DVGO_linux=1 \
+	  -DVGP_amd64_linux=1 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -o $@ \
+	  src/vgtool/ht_vg_strmem.c -Wl,--whole-archive $< -Wl,--no-whole-archive
 else
 all: vg-skip
 vg-skip:
