@@ -77,6 +77,18 @@ ok "record --access --seal: sealed with its accesses" $?
 ok "--access-sample 10: exit 0" $?
 n=$("$HEAPTAPE" ops --access "$T/aks.tape" 2>/dev/null | tail -n 1 | sed 's/.* accesses //')
 [ "$n" -gt 60 ] && [ "$n" -lt 400 ]; ok "--access-sample 10: about a tenth of 1957 ($n)" $?
+# A fair sample: acc_sample loads block A (48 B) on every 4th iteration and B
+# (80 B) on the other three, its only accesses, so the program's accesses are
+# periodic (B B B A); a 1-in-4 sample keeps about a quarter of each block's
+# (25000 and 75000; 3% is over 5 standard deviations), where a sampler
+# taking every 4th access would keep one block's only.
+"$HEAPTAPE" record --access --access-sample 4 -o "$T/as.tape" -- "$PROGS/acc_sample" 2>/dev/null
+ok "acc_sample --access-sample 4: exit 0" $?
+"$HEAPTAPE" ops --access "$T/as.tape" 2>/dev/null |
+  awk '$3=="N" {sz[$4]=$5} $3=="L" {n[sz[$4]]++} END {print n[48]+0, n[80]+0}' >"$T/as.n"
+read na nb <"$T/as.n"
+[ "$na" -gt 24250 ] && [ "$na" -lt 25750 ]; ok "--access-sample 4: a quarter of A's 100000 loads ($na)" $?
+[ "$nb" -gt 72750 ] && [ "$nb" -lt 77250 ]; ok "--access-sample 4: a quarter of B's 300000 loads ($nb)" $?
 
 # Real programs: output unchanged.
 same() {
