@@ -210,6 +210,68 @@ static inline HChar *sm_strstr(const HChar *h, const HChar *n)
   return NULL;
 }
 
+/* Case-blind compares fold with libc's tolower (the locale's own table). */
+int tolower(int c);
+int tolower_l(int c, void *locale);
+
+static inline Int sm_strncasecmp(const HChar *a, const HChar *b, SizeT n, void *loc, Bool has_loc)
+{
+  const UChar *p = (const UChar *)a, *q = (const UChar *)b;
+  for (; n; n--, p++, q++) {
+    Int x = has_loc ? tolower_l(*p, loc) : tolower(*p), y = has_loc ? tolower_l(*q, loc) : tolower(*q);
+    if (x != y || !*p) return x - y;
+  }
+  return 0;
+}
+
+/* Wide strings: elements of 4 bytes (wchar_t), a load each. */
+typedef Int Wch;
+
+static inline SizeT sm_wcsnlen(const Wch *s, SizeT max)
+{
+  SizeT n = 0;
+  while (n < max && s[n]) n++;
+  return n;
+}
+
+static inline Int sm_wcsncmp(const Wch *a, const Wch *b, SizeT n)
+{
+  for (; n; n--, a++, b++)
+    if (*a != *b || !*a) return *a < *b ? -1 : *a > *b;
+  return 0;
+}
+
+static inline Wch *sm_wcschr(const Wch *s, Wch c)
+{
+  for (;; s++) {
+    if (*s == c) return (Wch *)s;
+    if (!*s) return NULL;
+  }
+}
+
+static inline Wch *sm_wcsrchr(const Wch *s, Wch c)
+{
+  const Wch *last = NULL;
+  for (;; s++) {
+    if (*s == c) last = s;
+    if (!*s) return (Wch *)last;
+  }
+}
+
+static inline Wch *sm_wmemchr(const Wch *s, Wch c, SizeT n)
+{
+  for (; n; n--, s++)
+    if (*s == c) return (Wch *)s;
+  return NULL;
+}
+
+static inline Wch *sm_wcscpy(Wch *d, const Wch *s)
+{
+  Wch *r = d;
+  while ((*d++ = *s++)) {}
+  return r;
+}
+
 /* -- The names they replace ------------------------------------------------ */
 /* R(tag, soname, name, ret, params, body): one replacement. */
 #define R(tag, so, fn, ret, params, body) \
@@ -323,3 +385,35 @@ STRCSPN(HV_LIBC, strcspn)
 STRCSPN(HV_LIBC, __GI_strcspn)
 R(20360, HV_LIBC, strpbrk, HChar *, (const HChar *s, const HChar *a), return sm_strpbrk(s, a))
 R(20370, HV_LIBC, strstr, HChar *, (const HChar *h, const HChar *n), return sm_strstr(h, n))
+
+R(20380, HV_LIBC, wcslen, SizeT, (const Wch *s), return sm_wcsnlen(s, (SizeT)-1))
+#define WCSNLEN(so, fn) R(20390, so, fn, SizeT, (const Wch *s, SizeT m), return sm_wcsnlen(s, m))
+WCSNLEN(HV_LIBC, wcsnlen)
+WCSNLEN(HV_LIBC, __GI_wcsnlen)
+R(20400, HV_LIBC, wcscmp, Int, (const Wch *a, const Wch *b), return sm_wcsncmp(a, b, (SizeT)-1))
+R(20410, HV_LIBC, wcsncmp, Int, (const Wch *a, const Wch *b, SizeT n), return sm_wcsncmp(a, b, n))
+R(20420, HV_LIBC, wcschr, Wch *, (const Wch *s, Wch c), return sm_wcschr(s, c))
+R(20430, HV_LIBC, wcsrchr, Wch *, (const Wch *s, Wch c), return sm_wcsrchr(s, c))
+#define WMEMCHR(so, fn) R(20440, so, fn, Wch *, (const Wch *s, Wch c, SizeT n), return sm_wmemchr(s, c, n))
+WMEMCHR(HV_LIBC, wmemchr)
+WMEMCHR(HV_LIBC, __GI_wmemchr)
+R(20450, HV_LIBC, wcscpy, Wch *, (Wch *d, const Wch *s), return sm_wcscpy(d, s))
+
+#define STRCASECMP(so, fn) R(20460, so, fn, Int, (const HChar *a, const HChar *b), \
+                             return sm_strncasecmp(a, b, (SizeT)-1, NULL, False))
+STRCASECMP(HV_LIBC, strcasecmp)
+STRCASECMP(HV_LIBC, __GI_strcasecmp)
+#define STRNCASECMP(so, fn) R(20470, so, fn, Int, (const HChar *a, const HChar *b, SizeT n), \
+                              return sm_strncasecmp(a, b, n, NULL, False))
+STRNCASECMP(HV_LIBC, strncasecmp)
+STRNCASECMP(HV_LIBC, __GI_strncasecmp)
+#define STRCASECMP_L(so, fn) R(20480, so, fn, Int, (const HChar *a, const HChar *b, void *l), \
+                               return sm_strncasecmp(a, b, (SizeT)-1, l, True))
+STRCASECMP_L(HV_LIBC, strcasecmp_l)
+STRCASECMP_L(HV_LIBC, __GI_strcasecmp_l)
+STRCASECMP_L(HV_LIBC, __GI___strcasecmp_l)
+#define STRNCASECMP_L(so, fn) R(20490, so, fn, Int, (const HChar *a, const HChar *b, SizeT n, void *l), \
+                                return sm_strncasecmp(a, b, n, l, True))
+STRNCASECMP_L(HV_LIBC, strncasecmp_l)
+STRNCASECMP_L(HV_LIBC, __GI_strncasecmp_l)
+STRNCASECMP_L(HV_LIBC, __GI___strncasecmp_l)
