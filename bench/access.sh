@@ -23,9 +23,7 @@ trap 'rm -rf "$T"' EXIT
 command -v valgrind >/dev/null || { echo "valgrind missing"; exit 1; }
 [ -x "$B/valgrind/heaptape-amd64-linux" ] || { echo "build $B/valgrind first (make)"; exit 1; }
 
-SQL='create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<3000) insert into t select x, hex(zeroblob(2)||x) from c; select count(*), sum(a), max(b) from t;'
-PY='import json,collections; d=collections.Counter(str(i%97) for i in range(20000)); print(json.dumps(sorted(d.items())[:5]))'
-LUA='local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end local s=0 for i=1,#t do s=s+#t[i] end print(s)'
+. bench/access_workloads.sh
 
 # cpu CMD...: "CPU WALL" seconds of one run (output discarded).
 cpu() {
@@ -54,9 +52,9 @@ echo "| program | variant | CPU s (median) | wall s | CPU / none |"
 echo "|---|---|---|---|---|"
 for prog in sqlite3 python3 lua5.4; do
   case $prog in
-    sqlite3) set -- /usr/bin/sqlite3 :memory: "$SQL" ;;
-    python3) set -- /usr/bin/python3 -c "$PY" ;;
-    lua5.4) set -- /usr/bin/lua5.4 -e "$LUA" ;;
+    sqlite3) set -- /usr/bin/sqlite3 :memory: "$ACCESS_SQL" ;;
+    python3) set -- /usr/bin/python3 -c "$ACCESS_PY" ;;
+    lua5.4) set -- /usr/bin/lua5.4 -e "$ACCESS_LUA" ;;
   esac
   for v in $variants; do : >"$T/$v.times"; done
   r=0

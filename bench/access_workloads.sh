@@ -1,0 +1,7 @@
+# heaptape benchmarks -- the workloads of bench/access.sh and
+# bench/access_dhat.sh (sourced): small, since Lackey takes minutes on them.
+# sqlite3 inserts 3000 rows in :memory:, python3 counts 20 000 strings,
+# lua5.4 builds 20 000 strings.
+ACCESS_SQL='create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<3000) insert into t select x, hex(zeroblob(2)||x) from c; select count(*), sum(a), max(b) from t;'
+ACCESS_PY='import json,collections; d=collections.Counter(str(i%97) for i in range(20000)); print(json.dumps(sorted(d.items())[:5]))'
+ACCESS_LUA='local t={} for i=1,20000 do t[i]=tostring(i)..string.rep("x",i%50) end local s=0 for i=1,#t do s=s+#t[i] end print(s)'
