@@ -14,6 +14,9 @@
 #include "../src/analyze/agg.h"
 #include "../include/heaptape.h"
 #include "../src/output/html.h"
+#include "../src/analyze/accrep.h"
+
+#define HTML_ACCESS_TOP 5  /* sites whose access counts per offset are drawn */
 
 static const char html_usage[] =
   "usage: heaptape html [options] FILE -o report.html\n"
@@ -93,6 +96,18 @@ int cmd_html(int argc, char **argv)
     if (!snaps.oom) ht_flame_free(&fl);
     ok = 0;
   }
+  /* A tape of record --access: the top sites' access counts (two more passes). */
+  HtAccessInfo ai;
+  HtAccRep rep, *acc = NULL;
+  ht_access_info(r, &ai);
+  if (ok && ai.present) {
+    if (ht_accrep_init(&rep) || ht_reader_rewind(r) || ht_accrep_run(&rep, r, HTML_ACCESS_TOP)) {
+      ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
+      ht_flame_free(&fl);
+      ok = 0;
+    }
+    acc = &rep;
+  }
   if (ok) {
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp%ld", out, (long)getpid());
@@ -101,7 +116,7 @@ int cmd_html(int argc, char **argv)
       ht_cli_error("%s: cannot write: %s", out, strerror(errno));
       ok = 0;
     } else {
-      ht_html_write(f, &m, &fl, &snaps, path);
+      ht_html_write(f, &m, &fl, &snaps, acc, ai.sample, path);
       if (fclose(f) != 0 || rename(tmp, out)) {
         ht_cli_error("%s: cannot write: %s", out, strerror(errno));
         unlink(tmp);
@@ -113,6 +128,7 @@ int cmd_html(int argc, char **argv)
     }
     ht_flame_free(&fl);
   }
+  if (acc) ht_accrep_free(acc);
   ht_snaps_free(&snaps);
   ht_model_free(&m);
   ht_reader_close(r);

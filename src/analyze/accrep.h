@@ -77,6 +77,13 @@ typedef struct HtAccRep {
   int oom;
 } HtAccRep;
 
+/* Byte offsets a top site's access counts cover: its largest block's, at
+** most HT_ACCREP_HIST. */
+static inline uint64_t ht_accrep_span(const HtAccSite *s)
+{
+  return s->max_size < HT_ACCREP_HIST ? s->max_size : HT_ACCREP_HIST;
+}
+
 /* Start a report; 0 or -1 (out of memory). */
 int ht_accrep_init(HtAccRep *a) HT_HIDDEN;
 void ht_accrep_free(HtAccRep *a) HT_HIDDEN;

@@ -13,12 +13,6 @@ static double accrep_rate(const HtAccSite *s)
   return s->byte_secs > 0 ? (double)(s->reads + s->writes) / s->byte_secs : 0;
 }
 
-/* Offsets of a site's access counts: its largest block, capped. */
-static uint64_t accrep_span(const HtAccSite *s)
-{
-  return s->max_size < HT_ACCREP_HIST ? s->max_size : HT_ACCREP_HIST;
-}
-
 /* Share in per cent of x over n (0 when n is 0). */
 static double accrep_pct(double x, double n)
 {
@@ -55,7 +49,7 @@ static void accrep_findings(FILE *f, const HtAccSite *s)
 ** buckets (the highest count of each) when there are more runs. */
 static void accrep_hist_text(FILE *f, const HtAccSite *s)
 {
-  uint64_t span = accrep_span(s), runs = 0;
+  uint64_t span = ht_accrep_span(s), runs = 0;
   for (uint64_t o = 0; o < span; o++)
     if (!o || s->hist[o] != s->hist[o - 1]) runs++;
   fprintf(f, "site %s (blocks up to %" PRIu64 " B)\n", s->name, s->max_size);
@@ -135,7 +129,7 @@ void ht_accrep_json(FILE *f, const HtAccRep *a, const HtAccessInfo *ai, const ch
                      s->late ? s->late_idle / (double)s->late : 0);
     fputc('}', f);
     if (s->hist) {
-      uint64_t span = accrep_span(s);
+      uint64_t span = ht_accrep_span(s);
       fprintf(f, ",\"access_counts\":{\"beyond_%d\":%" PRIu64 ",\"per_offset\":[", HT_ACCREP_HIST,
               s->hist_beyond);
       for (uint64_t o = 0; o < span; o++) fprintf(f, "%s%" PRIu64, o ? "," : "", s->hist[o]);

@@ -104,9 +104,32 @@ static void html_cum(FILE *f, const HtModel *m, const HtSnaps *s, int k)
   free(ord); free(slot); free(run);
 }
 
-/* The data block: summary, timeline, frame tree, sites, snapshots. */
-static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
-                      const HtSnaps *s, const char *path)
+/* The access report's top sites (those with access counts per offset):
+** {"sample": N, "accesses": N, "sites": [{"site", "blocks", "reads",
+** "writes", "bread", "bwritten", "max", "counts": [per offset], "beyond"}]},
+** or null. */
+static void html_access(FILE *f, const HtAccRep *a, uint64_t sample)
+{
+  if (!a) { fputs("null", f); return; }
+  fprintf(f, "{\"sample\":%" PRIu64 ",\"accesses\":%" PRIu64 ",\"sites\":[", sample, a->accesses);
+  for (size_t i = 0; i < a->ntop && i < a->nsites; i++) {
+    const HtAccSite *x = &a->sites[i];
+    if (!x->hist) continue;
+    fprintf(f, "%s{\"site\":", i ? ",\n" : "");
+    ht_json_str(f, x->name, HT_JSON_SCRIPT);
+    fprintf(f, ",\"blocks\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64
+            ",\"bread\":%" PRIu64 ",\"bwritten\":%" PRIu64 ",\"max\":%" PRIu64
+            ",\"beyond\":%" PRIu64 ",\"counts\":", x->blocks, x->reads, x->writes, x->bread,
+            x->bwritten, x->max_size, x->hist_beyond);
+    html_u64s(f, x->hist, (size_t)ht_accrep_span(x));
+    fputc('}', f);
+  }
+  fputs("]}", f);
+}
+
+/* The data block: summary, timeline, frame tree, sites, snapshots, accesses. */
+static void html_data(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnaps *s,
+                      const HtAccRep *acc, uint64_t acc_sample, const char *path)
 {
   const HtHeader *h = ht_reader_header(m->r);
   fprintf(f, "{\"tape\":");
@@ -168,12 +191,14 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl,
   html_cum(f, m, s, 0);
   fprintf(f, ",\n\"temp\":");
   html_cum(f, m, s, 1);
-  fprintf(f, "}}");
+  fprintf(f, "},\n\"access\":");
+  html_access(f, acc, acc_sample);
+  fprintf(f, "}");
 }
 
 /* The whole report as one HTML page. */
-void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
-                   const HtSnaps *s, const char *path)
+void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnaps *s,
+                   const HtAccRep *acc, uint64_t acc_sample, const char *path)
 {
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>heaptape: ", f);
   ht_xml_text(f, path);
@@ -194,7 +219,9 @@ void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
         "<h1>heaptape report</h1><div class=\"sum\" id=\"summary\"></div>\n"
         "<nav><a href=\"#h-time\">over time</a><a href=\"#flame-h\">flame graph</a>"
         "<a href=\"#h-tree\">call trees</a><a href=\"#sites-h\">top locations</a>"
-        "<a href=\"#h-sizes\">sizes</a><a href=\"#h-leaks\">leaks</a></nav>\n"
+        "<a href=\"#h-sizes\">sizes</a><a href=\"#h-leaks\">leaks</a>", f);
+  if (acc) fputs("<a href=\"#h-access\">accesses</a>", f);
+  fputs("</nav>\n"
         "<div id=\"errors\"></div>\n"
         "<h2 id=\"h-time\">Heap over time</h2>\n"
         "<div class=\"note\">click a time to see what the heap held then (or open this page as report.html#t=SECONDS)</div>\n"
@@ -213,9 +240,14 @@ void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
         "<table id=\"tree\"></table><div id=\"cc\"></div>\n"
         "<h2 id=\"sites-h\">Top locations</h2><table id=\"sites\"></table>\n"
         "<h2 id=\"h-sizes\">Allocation sizes</h2><div><svg id=\"sizes\"></svg></div>\n"
-        "<h2 id=\"h-leaks\">Leaks (live at the end)</h2><table id=\"leaks\"></table>\n"
-        "<script id=\"ht-data\" type=\"application/json\">", f);
-  html_data(f, m, fl, s, path);
+        "<h2 id=\"h-leaks\">Leaks (live at the end)</h2><table id=\"leaks\"></table>\n", f);
+  if (acc)
+    fputs("<h2 id=\"h-access\">Heap accesses: counts per byte offset</h2>\n"
+          "<div class=\"note\">the top sites by accesses (heaptape access): how many loads and "
+          "stores touched each byte offset of their blocks (a modify counts once; an 8-byte "
+          "load adds 1 to 8 offsets)</div>\n<div id=\"access\"></div>\n", f);
+  fputs("<script id=\"ht-data\" type=\"application/json\">", f);
+  html_data(f, m, fl, s, acc, acc_sample, path);
   fputs("</script>\n<script>\n", f);
   fputs(ht_flame_js, f);
   fputs(ht_html_js, f);

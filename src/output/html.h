@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include "flame.h"
 #include "../analyze/snaps.h"
+#include "../analyze/accrep.h"
 
-/* The whole report as one HTML page; fl is the model's frame tree. */
-void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl,
-                   const HtSnaps *s, const char *path) HT_HIDDEN;
+/* The whole report as one HTML page; fl is the model's frame tree; acc the
+** access report of a tape of record --access (its top sites' access counts
+** per byte offset are drawn; acc_sample: 1, or N of a 1-in-N sample), or NULL. */
+void ht_html_write(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnaps *s,
+                   const HtAccRep *acc, uint64_t acc_sample, const char *path) HT_HIDDEN;
 /* The page script (data in <script id="ht-data">). */
 extern const char ht_html_js[] HT_HIDDEN;
 
