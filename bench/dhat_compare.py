@@ -10,9 +10,9 @@ the allocator (heaptape's site key), then paired with heaptape's sites of the
 same (blocks, bytes). Unpaired: sites reached through realloc (DHAT keeps a
 reallocated block at its first allocation's point, heaptape at the realloc's
 caller) and sites whose signature is not unique. Prints a markdown table;
-with --check, exits 1 when the totals, or a paired site's bytes read or
-written where DHAT counts at least --min bytes (10000), differ by more than
-TOL (a fraction): below that a few bytes are percents (a program's
+with --check, exits 1 when the totals, a paired site's bytes read or
+written where DHAT counts at least --min bytes (10000), or the unpaired
+sites' together, differ by more than TOL (a fraction): below that a few bytes are percents (a program's
 environment, which `heaptape record` lengthens, is read into heap blocks).
 """
 import collections
@@ -84,12 +84,22 @@ def main(argv):
             bad.append(f"site {s['site']}: bytes read {hr} / {d[2]} = {rr:.4f}")
         if tol is not None and d[3] >= least and abs(rw - 1) > tol:
             bad.append(f"site {s['site']}: bytes written {hw} / {d[3]} = {rw:.4f}")
+    # The unpaired ones together: realloc moves bytes between sites, not out.
+    used = {id(d) for _, d in rows if d is not None}
+    ur = sum(s["bytes_read"] for s, d in rows if d is None)
+    uw = sum(s["bytes_written"] for s, d in rows if d is None)
+    dur = sum(g[2] for g in groups.values() if id(g) not in used)
+    duw = sum(g[3] for g in groups.values() if id(g) not in used)
+    print(f"| (the unpaired sites together) | | {ur} | {dur} | {ratio(ur, dur):.4f} | {uw} | {duw} "
+          f"| {ratio(uw, duw):.4f} |")
     tr = sum(s["bytes_read"] for s in ht["sites"]); tw = sum(s["bytes_written"] for s in ht["sites"])
     dr = sum(g[2] for g in groups.values()); dw = sum(g[3] for g in groups.values())
     paired = sum(1 for _, d in rows if d is not None)
     print(f"| **total** ({paired} of {len(rows)} sites paired) | | {tr} | {dr} | {ratio(tr, dr):.4f} "
           f"| {tw} | {dw} | {ratio(tw, dw):.4f} |")
     if tol is not None:
+        if (dur >= least and abs(ratio(ur, dur) - 1) > tol) or (duw >= least and abs(ratio(uw, duw) - 1) > tol):
+            bad.append(f"unpaired sites: read {ratio(ur, dur):.4f}, written {ratio(uw, duw):.4f}")
         if abs(ratio(tr, dr) - 1) > tol or abs(ratio(tw, dw) - 1) > tol:
             bad.append(f"totals: read {ratio(tr, dr):.4f}, written {ratio(tw, dw):.4f}")
         for b in bad:
