@@ -29,6 +29,7 @@
 #include "record_access.h" /* --access (cli/record_access.c) */
 #include "record_live.h"
 #include "record_pprof.h"  /* --pprof-every (cli/record_pprof.c) */
+#include "record_seal.h"   /* sealing while the program runs (cli/record_seal.c) */
 
 typedef struct RecOpts {
   const char *output;        /* -o FILE, or NULL for the default name */
@@ -36,6 +37,8 @@ typedef struct RecOpts {
                                      ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
   int seal;                  /* --seal: seal the tape once finalised */
+  int keep_journal;          /* --keep-journal: the journal kept as FILE.journal */
+  HtSealFollow *sf;          /* the main tape's sealer while PROG ran, or NULL */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
   int python;                /* --python: 1 Python stacks, 2 with native frames */
   int ruby;                  /* --ruby: 1 Ruby objects, 2 and the malloc heap */
@@ -58,6 +61,8 @@ static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
   { "seal", NULL, "seal the finalised tape (as heaptape seal FILE does): "
     "report, stats, flamegraph and pprof then read no events (not with "
     "--no-symbols)" },
+  { "keep-journal", NULL, "with --seal: keep the journal the sealed tape was "
+    "made of, as FILE.journal" },
   { "access", NULL, "run PROG under heaptape's Valgrind tool and record every load, "
     "store and modify of a live heap block too (heaptape ops --access; much "
     "slower: valgrind)" },
@@ -148,6 +153,9 @@ static void record_usage(FILE *f)
 "environment of heaptape record itself:\n"
 "  HEAPTAPE_CACHE         heaptape's cache directory (uncompressed debug files\n"
 "                         in debug/; default ~/.cache/heaptape), or off\n"
+"  HEAPTAPE_SEAL_LOG      if set, say how the tape was sealed: while PROG ran\n"
+"                         (and how many events were left when it ended), or\n"
+"                         after it, and why\n"
 "\n"
 "Statically linked programs cannot be recorded: LD_PRELOAD cannot reach them.\n",
     f);
@@ -586,19 +594,42 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
     return -1;
   }
   HtSymSummary sum;
-  char err[512];
-  /* The Valgrind tool writes raw packets: compress them (a failure leaves
-  ** the tape raw, still a tape). */
-  if (o->access && S_ISREG(st.st_mode) && ht_tape_squeeze(tape, 3, err, sizeof(err)))
-    ht_cli_error("warning: %s", err);
-  int rc = ht_symbolize_run(tape, o->no_symbols ? HT_SYM_NOSYMBOLS : 0, &sum,
-                            err, sizeof(err));
-  if (rc) {
-    ht_cli_error("%s", err);
-    return -1;
+  char err[512], keep[PATH_MAX + 16];
+  if (o->keep_journal) snprintf(keep, sizeof(keep), "%s.journal", tape);
+  /* The main tape, sealed while the program ran: the tail and the symbols
+  ** are left (else, or when it gave up, sealed here). */
+  struct stat sst;
+  int rc = 1;
+  if (o->sf && !stat(o->sf->path, &sst) && sst.st_dev == st.st_dev && sst.st_ino == st.st_ino) {
+    rc = ht_sealfollow_finish(o->sf, o->keep_journal ? keep : NULL, &sum, err, sizeof(err));
+    if (rc != 1 && rc) {
+      ht_cli_error("%s", err);
+      return -1;
+    }
+    if (getenv("HEAPTAPE_SEAL_LOG") && rc == 1)
+      fprintf(stderr, "heaptape: %s: sealed after the run (%s)\n", tape, o->sf->why);
+    else if (getenv("HEAPTAPE_SEAL_LOG"))
+      fprintf(stderr, "heaptape: %s: sealed while the program ran, %llu of %llu events "
+              "after it ended\n", tape, (unsigned long long)o->sf->tail,
+              (unsigned long long)sum.events);
   }
-  if (o->seal && !o->no_symbols && (rc = ht_seal_tape(tape, 0, NULL, err, sizeof(err)))) {
-    ht_cli_error("%s", err);  /* the journal is left as it was: still a tape */
+  if (rc) {
+    /* The Valgrind tool writes raw packets: compress them (a failure leaves
+    ** the tape raw, still a tape). */
+    if (o->access && S_ISREG(st.st_mode) && ht_tape_squeeze(tape, 3, err, sizeof(err)))
+      ht_cli_error("warning: %s", err);
+    rc = ht_symbolize_run(tape, o->no_symbols ? HT_SYM_NOSYMBOLS : 0, &sum,
+                          err, sizeof(err));
+    if (rc) {
+      ht_cli_error("%s", err);
+      return -1;
+    }
+    if (o->seal && !o->no_symbols) {
+      if (o->keep_journal && S_ISREG(st.st_mode) && (unlink(keep), link(tape, keep)))
+        ht_cli_error("warning: %s: cannot keep the journal: %s", keep, strerror(errno));
+      if ((rc = ht_seal_tape(tape, 0, NULL, err, sizeof(err))))
+        ht_cli_error("%s", err);  /* the journal is left as it was: still a tape */
+    }
   }
   char alloc[32], peak[32], q[PATH_MAX + 64];
   record_fmt_bytes(alloc, sizeof(alloc), sum.allocated);
@@ -698,9 +729,9 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 int cmd_record(int argc, char **argv)
 {
   enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_SEAL,
-         O_ACCESS, O_ACCESS_SAMPLE,
+         O_KEEP_JOURNAL, O_ACCESS, O_ACCESS_SAMPLE,
          O_TABLE = 1000 };  /* + index in ht_options */
-  HtOpt opts[HT_OPTION__COUNT + 10];
+  HtOpt opts[HT_OPTION__COUNT + 16];
   static char names[HT_OPTION__COUNT][40];
   size_t nl = 0;
   for (int i = 0; i < HT_OPTION__COUNT; i++)
@@ -711,6 +742,7 @@ int cmd_record(int argc, char **argv)
     }
   opts[nl++] = (HtOpt){ "--no-symbols", 0, 0, O_NO_SYMBOLS };
   opts[nl++] = (HtOpt){ "--seal", 0, 0, O_SEAL };
+  opts[nl++] = (HtOpt){ "--keep-journal", 0, 0, O_KEEP_JOURNAL };
   opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
   opts[nl++] = (HtOpt){ "--python", 0, 2, O_PYTHON };
@@ -734,6 +766,7 @@ int cmd_record(int argc, char **argv)
     case HT_ARG_OPERAND: first = a.i - 1; break;
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
     case O_SEAL: o.seal = 1; break;
+    case O_KEEP_JOURNAL: o.keep_journal = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_RUBY: o.ruby = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
@@ -879,8 +912,16 @@ int cmd_record(int argc, char **argv)
   while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR) {}
   close(pfd[0]);
   int status = 0;
+  /* The main tape is sealed while PROG runs, by this process (idle but for
+  ** it), unless it follows the tape already for --live or --pprof-every, or
+  ** the tape is valgrind's (raw packets, compressed at the end). */
+  HtSealFollow sf;
+  if (o.seal && !o.no_symbols && !o.access && !live && !pprof_every_ns && tape &&
+      n != (ssize_t)sizeof(e) && !ht_sealfollow_init(&sf, tape, (uint32_t)pid, fork_ns))
+    o.sf = &sf;
   if (live && n != (ssize_t)sizeof(e)) ht_record_live_wait(pid, &status, tape, prog);
   else if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns);
+  else if (o.sf) ht_record_seal_wait(pid, &status, o.sf);
   else while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   rec_child = 0;
   record_signals(0);
@@ -903,6 +944,7 @@ int cmd_record(int argc, char **argv)
       record_finish(&o, tape, pid, fork_ns, ""))
     failed = 1;
   if (failed && rc == 0) rc = HT_EXIT_FAIL;
+  if (o.sf) ht_sealfollow_free(o.sf);
   if (rfd >= 0) close(rfd);
   free(path); free(lib); free(tape);
   return rc;

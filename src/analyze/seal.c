@@ -24,18 +24,22 @@ static double seal_now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The writer, and the model whose figures become the aggregate section. */
-typedef struct SealCtx {
+/* A sealing pass: the writer, and the model whose figures become the
+** aggregate section. */
+struct HtSealer {
+  HtReader *r;               /* the journal being read */
   HtSealW *w;
   HtModel m;
-  HtSnaps sn;                /* the HTML page's snapshots, taken of m */
-} SealCtx;
+  int mrc;                   /* the model's set-up failed */
+  int snaps;                 /* the HTML page's snapshots are taken */
+  HtSnaps sn;                /* those snapshots, taken of m */
+};
 
 /* Hand one resolved event to the writer with the block it names, and to
 ** the model. */
-static void seal_event(void *ctx, const HtRes *res)
+void ht_sealer_event(void *ctx, const HtRes *res)
 {
-  SealCtx *c = ctx;
+  HtSealer *c = ctx;
   const HtEvent *ev = res->ev;
   const HtBlock *b = ev->type == HT_EV_FREE && res->known ? &res->blk
                    : ev->type == HT_EV_ALLOC && res->dup ? &res->old : NULL;
@@ -46,14 +50,65 @@ static void seal_event(void *ctx, const HtRes *res)
 }
 
 /* The aggregate section of the finished pass, or NULL (out of memory). */
-static uint8_t *seal_agg(SealCtx *c, size_t *len)
+static uint8_t *seal_agg(HtSealer *c, size_t *len)
 {
   uint8_t *agg = NULL;
   ht_model_finish(&c->m);
   /* Snapshots cut short (times past the end the scan saw) are left out. */
-  if (c->m.oom || ht_agg_encode(&c->m, c->m.snap_cut ? NULL : &c->sn, &agg, len)) return NULL;
+  const HtSnaps *sn = c->snaps && !c->m.snap_cut ? &c->sn : NULL;
+  if (c->m.oom || ht_agg_encode(&c->m, sn, &agg, len)) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
   return agg;
+}
+
+/* Begin sealing r's events into f. */
+HtSealer *ht_sealer_new(HtReader *r, FILE *f, int snaps, uint64_t snap_step)
+{
+  HtSealer *c = calloc(1, sizeof(*c));
+  if (!c) return NULL;
+  c->r = r;
+  c->snaps = snaps;
+  c->sn.step = snaps ? snap_step : 0;
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .snap_ns = c->sn.step,
+                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c->sn,
+                    .snap_max = 4 * HT_SNAPS_BUCKETS};
+  c->mrc = ht_model_init(&c->m, r, &mo);
+  c->w = c->mrc ? NULL : ht_sealw_new(f, r);
+  if (!c->w) {
+    if (!c->mrc) ht_model_free(&c->m);
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* Write the rest of the sealed tape from r's final reading; free c. */
+int ht_sealer_finish(HtSealer *c, const HtResolve *rs, int failed)
+{
+  size_t agglen = 0;
+  uint8_t *agg = failed ? NULL : seal_agg(c, &agglen);
+  int rc = ht_sealw_finish(c->w, c->r, rs->nallocs, rs->nops, rs->unknown_frees, agg, agglen);
+  free(agg);
+  ht_model_free(&c->m);
+  ht_snaps_free(&c->sn);
+  free(c);
+  return rc;
+}
+
+/* Make the sealed file at tmp (its writing ended with rc) the tape at path. */
+int ht_seal_commit(FILE *f, const char *tmp, const char *path, int rc, char *err,
+                   size_t errlen)
+{
+  if (fflush(f) || fsync(fileno(f))) rc = rc ? rc : HEAPTAPE_E_IO;
+  if (fclose(f)) rc = rc ? rc : HEAPTAPE_E_IO;
+  if (!rc && rename(tmp, path)) rc = HEAPTAPE_E_IO;
+  if (rc) {
+    int e = errno;
+    unlink(tmp);
+    snprintf(err, errlen, "%s: cannot seal: %s", path,
+             rc == HEAPTAPE_E_IO ? strerror(e) : heaptape_strerror(rc));
+  }
+  return rc;
 }
 
 /* Seal the tape at path in place. */
@@ -93,38 +148,22 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     ht_reader_close(r);
     return HEAPTAPE_E_IO;
   }
-  SealCtx c = {.w = ht_sealw_new(f, r)};
-  c.sn.step = ht_snaps_step(ht_reader_stats(r)->end_ns, HT_SNAPS_BUCKETS);
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .snap_ns = c.sn.step,
-                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c.sn,
-                    .snap_max = 4 * HT_SNAPS_BUCKETS};
-  int mrc = ht_model_init(&c.m, r, &mo);
+  uint64_t step = ht_snaps_step(ht_reader_stats(r)->end_ns, HT_SNAPS_BUCKETS);
+  HtSealer *c = ht_sealer_new(r, f, 1, step);
   HtResolve rs;
   ht_resolve_init(&rs);
-  rc = c.w && !mrc ? ht_resolve_run(&rs, r, seal_event, NULL, &c) : HEAPTAPE_E_NOMEM;
-  if (c.w) {
-    size_t agglen = 0;
-    uint8_t *agg = rc || mrc ? NULL : seal_agg(&c, &agglen);
-    int wrc = ht_sealw_finish(c.w, r, rs.nallocs, rs.nops, rs.unknown_frees, agg, agglen);
-    free(agg);
+  rc = c ? ht_resolve_run(&rs, r, ht_sealer_event, NULL, c) : HEAPTAPE_E_NOMEM;
+  if (c) {
+    int wrc = ht_sealer_finish(c, &rs, rc);
     if (!rc) rc = wrc;
   }
-  if (!mrc) ht_model_free(&c.m);
-  ht_snaps_free(&c.sn);
   sum->events = ht_reader_stats(r)->events;
   sum->allocs = rs.nallocs;
   sum->journal_bytes = ht_reader_stats(r)->file_bytes;
   ht_resolve_free(&rs);
   ht_reader_close(r);
-  if (fflush(f) || fsync(fileno(f))) rc = rc ? rc : HEAPTAPE_E_IO;
-  if (fclose(f)) rc = rc ? rc : HEAPTAPE_E_IO;
-  if (!rc && rename(tmp, path)) rc = HEAPTAPE_E_IO;
-  if (rc) {
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot seal: %s", path,
-             rc == HEAPTAPE_E_IO ? strerror(errno) : heaptape_strerror(rc));
-    return rc;
-  }
+  rc = ht_seal_commit(f, tmp, path, rc, err, errlen);
+  if (rc) return rc;
   struct stat st;
   if (!stat(path, &st)) sum->sealed_bytes = (uint64_t)st.st_size;
   sum->seconds = seal_now() - t0;

@@ -4,7 +4,9 @@
 #define HT_SEAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "../base/ht_def.h"
+#include "resolve.h"
 
 #define HT_SEAL_SYMBOLIZE 0x01  /* symbolise a journal that is not yet */
 
@@ -23,5 +25,30 @@ typedef struct HtSealSummary {
 ** with one line "<path>: <problem>" in err. sum may be NULL. */
 int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sum, char *err,
                  size_t errlen) HT_HIDDEN;
+
+/* -- One sealing pass, driven by its caller (ht_seal_tape, or the sealer
+** that follows a journal while it is written: sealfollow.h) ------------- */
+
+typedef struct HtSealer HtSealer;
+
+/* Begin sealing the events r will deliver into f (not owned): the header
+** now, blocks as events come, the rest at ht_sealer_finish. snaps: take the
+** HTML page's snapshots every snap_step ns of tape time (offline sealing:
+** the journal's duration / HT_SNAPS_BUCKETS); 0 leaves them out of the
+** aggregate section (a journal still growing has no known duration). NULL
+** when out of memory. */
+HtSealer *ht_sealer_new(HtReader *r, FILE *f, int snaps, uint64_t snap_step) HT_HIDDEN;
+/* HtResFn: one resolved event, in the journal's global order. */
+void ht_sealer_event(void *sealer, const HtRes *res) HT_HIDDEN;
+/* Write the rest from r's final reading (its dictionaries, damage and
+** totals: poll a followed reader first) and free the sealer; rs is the
+** resolver that fed it, failed the pass's error (0: none). Returns 0 or a
+** HEAPTAPE_E_* code. */
+int ht_sealer_finish(HtSealer *s, const HtResolve *rs, int failed) HT_HIDDEN;
+/* Flush, sync and close f, written at tmp with the result rc so far, and
+** rename it over path; on failure remove tmp and put one line in err.
+** Returns the final rc. */
+int ht_seal_commit(FILE *f, const char *tmp, const char *path, int rc, char *err,
+                   size_t errlen) HT_HIDDEN;
 
 #endif

@@ -577,18 +577,10 @@ static int sym_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* State of the summary pass. */
-typedef struct SymScan {
-  HtReader *r;               /* the tape */
-  HtSymbolizer *sy;          /* gets MODULE events, or NULL */
-  HtSymSummary *sum;         /* totals being counted */
-  uint64_t cur;              /* bytes live now */
-} SymScan;
-
 /* Count one resolved event; MODULE events go to the symboliser. */
-static void sym_apply(void *ctx, const HtRes *res)
+void ht_symscan_event(void *ctx, const HtRes *res)
 {
-  SymScan *sc = ctx;
+  HtSymScan *sc = ctx;
   HtSymSummary *sum = sc->sum;
   const HtEvent *ev = res->ev;
   sum->events++;
@@ -618,11 +610,11 @@ static void sym_apply(void *ctx, const HtRes *res)
 /* Events, bytes and peak (one resolving pass). */
 static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum)
 {
-  SymScan sc = {.r = r, .sy = sy, .sum = sum};
+  HtSymScan sc = {.r = r, .sy = sy, .sum = sum};
   HtResolve rs;
   ht_resolve_init(&rs);
   ht_resolve_lean(&rs, ht_reader_sealed(r));
-  ht_resolve_run(&rs, r, sym_apply, NULL, &sc);
+  ht_resolve_run(&rs, r, ht_symscan_event, NULL, &sc);
   ht_resolve_free(&rs);
 }
 
@@ -679,7 +671,7 @@ static int sym_build(HtSymbolizer *sy, const uint64_t *ips, size_t n, HtDict *d,
 }
 
 /* Append the dictionary to the tape, cutting a partial last packet first. */
-static int sym_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
+int ht_symbolize_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
                       HtSymSummary *sum, char *err, size_t errlen)
 {
   int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -739,14 +731,36 @@ int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
     return 0;
   }
 
+  HtDict *d;
+  rc = ht_symbolize_dict(r, path, sy, sum, &d, err, errlen);
+  ht_reader_close(r);                 /* unmapped before the file changes */
+  ht_symbolizer_destroy(sy);
+  if (!rc && d) rc = ht_symbolize_append(path, d, pid, keep, sum, err, errlen);
+  ht_dict_destroy(d);
+  if (!rc && rtlocs) sym_mark_rtlocs(path);
+  sum->seconds = sym_now() - t0;
+  return rc;
+}
+
+/* A journal read by r that declares Python or Ruby locations: version 6. */
+void ht_symbolize_rtlocs(const HtReader *r, const char *path)
+{
+  if (!ht_reader_sealed(r) && ht_reader_header(r)->version < HT_VERSION_RTLOC &&
+      ht_reader_rtlocs(r))
+    sym_mark_rtlocs(path);
+}
+
+/* The symbols of r's stack table (r read to its end) as a dictionary. */
+int ht_symbolize_dict(HtReader *r, const char *path, HtSymbolizer *sy, HtSymSummary *sum,
+                      HtDict **out, char *err, size_t errlen)
+{
+  *out = NULL;
   int had = 0;
   size_t n = 0;
   uint64_t *ips = sym_collect(r, &n, &had);
-  ht_reader_close(r);                 /* unmapped before the file changes */
   HtDict *d = ips ? ht_dict_new() : NULL;
   if (!d) {
     free(ips);
-    ht_symbolizer_destroy(sy);
     snprintf(err, errlen, "%s: out of memory", path);
     return HEAPTAPE_E_NOMEM;
   }
@@ -755,16 +769,17 @@ int ht_symbolize_run(const char *path, unsigned flags, HtSymSummary *sump,
   ht_dict_set_id(d, had ? SYM_DICT_ID + 1 + (uint32_t)(time(NULL) & 0xffff) : SYM_DICT_ID);
   sum->addrs = n;
   double t1 = sym_now();
-  rc = sym_build(sy, ips, n, d, sum);
+  int rc = sym_build(sy, ips, n, d, sum);
   sum->sym_seconds = sym_now() - t1;
   free(ips);
-  ht_symbolizer_destroy(sy);
-  if (rc) snprintf(err, errlen, "%s: out of memory while symbolising", path);
-  else if (n) rc = sym_append(path, d, pid, keep, sum, err, errlen);
-  ht_dict_destroy(d);
-  if (!rc && rtlocs) sym_mark_rtlocs(path);
-  sum->seconds = sym_now() - t0;
-  return rc;
+  if (rc) {
+    snprintf(err, errlen, "%s: out of memory while symbolising", path);
+    ht_dict_destroy(d);
+    return rc;
+  }
+  if (n) *out = d;
+  else ht_dict_destroy(d);
+  return 0;
 }
 
 /* Symbolise a tape in place with default flags. */

@@ -5,6 +5,8 @@
 
 #include "../format/reader.h"
 #include "../format/stream.h"
+#include "../format/writer.h"
+#include "resolve.h"
 
 /* Flags of ht_symbolize_run. */
 #define HT_SYM_NOSYMBOLS 0x01  /* only count (events, bytes, peak); append nothing */
@@ -63,5 +65,32 @@ int ht_symbolizer_event(HtSymbolizer *s, const HtEvent *ev, const char *exe) HT_
 ** unresolved address gets "<module>+0xoffset" or "0x<ip>"). */
 size_t ht_symbolizer_lookup(HtSymbolizer *s, uint64_t ip, HtSymOut *out,
                             size_t max) HT_HIDDEN;
+
+/* -- Its pieces, for a caller that reads the tape itself (the sealer that
+** follows a journal while it is written, sealfollow.c) ------------------- */
+
+/* The summary pass's state: events, bytes and peak counted into *sum, MODULE
+** events declared to sy (may be NULL). Zero it, set r, sy and sum. */
+typedef struct HtSymScan {
+  HtReader *r;               /* the tape */
+  HtSymbolizer *sy;          /* gets MODULE events, or NULL */
+  HtSymSummary *sum;         /* totals being counted */
+  uint64_t cur;              /* bytes live now */
+} HtSymScan;
+/* HtResFn: count one resolved event (ctx is HtSymScan *). */
+void ht_symscan_event(void *ctx, const HtRes *res) HT_HIDDEN;
+/* Symbolise the addresses of r's stack table (r read to its end, its
+** modules declared to sy) into *out (NULL: nothing to add). 0, or a
+** HEAPTAPE_E_* code with "<path>: <problem>" in err. */
+int ht_symbolize_dict(HtReader *r, const char *path, HtSymbolizer *sy, HtSymSummary *sum,
+                      HtDict **out, char *err, size_t errlen) HT_HIDDEN;
+/* Append d to the tape at path (process pid), cutting it to keep bytes
+** first (a partial last packet); sets sum->dict_bytes and the header's
+** HT_F_SYMBOLIZED. 0, or a HEAPTAPE_E_* code with err set. */
+int ht_symbolize_append(const char *path, HtDict *d, uint32_t pid, uint64_t keep,
+                        HtSymSummary *sum, char *err, size_t errlen) HT_HIDDEN;
+/* Raise the journal at path, read by r, to version 6 when it declares
+** Python or Ruby locations (as ht_symbolize_run does). */
+void ht_symbolize_rtlocs(const HtReader *r, const char *path) HT_HIDDEN;
 
 #endif

@@ -585,7 +585,7 @@ static int packet_cmp(const void *a, const void *b)
 /* Index every packet, load dictionaries and the trailer. */
 static int reader_scan(HtReader *r, uint64_t off)
 {
-  uint64_t end_ts = 0;
+  uint64_t end_ts = 0, base0 = r->ts_base;
   int have_ts = r->have_ts;  /* (a followed tape's later scans keep time zero) */
   while (off < r->size) {
     uint64_t n = packet_check(r, off);
@@ -709,6 +709,13 @@ static int reader_scan(HtReader *r, uint64_t off)
     off += n;
   }
   r->scan_off = off;
+  /* A followed tape without T0 whose packet with the smallest ts0 came late
+  ** (the writer thread's first): events decoded but not delivered yet move
+  ** to the new time zero, as a reader of the whole tape would see them. */
+  if (r->have_ts && r->ts_base < base0) {
+    for (size_t i = 0; i < r->nheap; i++) r->heap[i]->ev.ts += base0 - r->ts_base;
+    if (r->seq_last) r->ts_last += base0 - r->ts_base;  /* (events delivered) */
+  }
   r->have_ts = have_ts;
   if (r->npk > r->next_pk)  /* (a followed tape: only the packets not yet opened) */
     qsort(r->pk + r->next_pk, r->npk - r->next_pk, sizeof(PacketRef), packet_cmp);
@@ -1410,6 +1417,13 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
   }
   while (r->next_pk < r->npk &&
          (!r->nheap || r->pk[r->next_pk].seq0 <= r->heap[0]->ev.seq)) {
+    /* A followed tape: a packet after a missing number is not opened
+    ** before it would be delivered, so that its stacks get the ids a
+    ** reader of the whole tape gives them (the missing packet first). */
+    const PacketRef *pk = &r->pk[r->next_pk];
+    if (!r->nheap && pk->seq0 != r->seq_last + 1 &&
+        (pk->ts0 > r->ts_base ? pk->ts0 - r->ts_base : 0) >= r->hold_ts)
+      return 0;
     int rc = reader_activate(r);
     if (rc) return rc;
   }
@@ -1603,7 +1617,9 @@ int ht_reader_poll(HtReader *r)
   struct stat sb;
   if (fstat(r->fd, &sb)) return HEAPTAPE_E_IO;
   size_t size = (uint64_t)sb.st_size > r->maplen ? r->maplen : (size_t)sb.st_size;
-  if (size < r->size) {  /* cut back (an exec that failed): forget what went */
+  int cut = size < r->size;
+  if (cut) {  /* cut back (an exec that failed, or a partial packet before
+              ** symbols were appended): forget what went */
     size_t k = r->next_pk;
     for (size_t i = r->next_pk; i < r->npk; i++)
       if (r->pk[i].off + HT_PHEAD_SIZE + r->pk[i].blen <= size) r->pk[k++] = r->pk[i];
@@ -1611,7 +1627,7 @@ int ht_reader_poll(HtReader *r)
     r->size = size;
     if (r->scan_off > size) r->scan_off = size;
   }
-  if (size == r->size) return 0;
+  if (size == r->size && (!cut || r->scan_off >= size)) return 0;
   /* Packets already opened are done with: the index keeps only the rest. */
   memmove(r->pk, r->pk + r->next_pk, (r->npk - r->next_pk) * sizeof(PacketRef));
   r->npk -= r->next_pk;

@@ -2,6 +2,7 @@
 ** of columns, each block one zstd-compressed packet (format.h, version 2). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -42,6 +43,7 @@ struct HtSealW {
   uint64_t nf;               /* of which written */
   size_t raw;                /* bytes in the block's columns */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
+  size_t hlen;               /* bytes of the header */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
@@ -337,7 +339,26 @@ static void sealw_free(HtSealW *w)
   free(w);
 }
 
-/* Start a sealed tape. */
+/* The journal's header as a sealed tape's (malloc'd, *len bytes), or NULL. */
+static uint8_t *sealw_header(const HtReader *r, size_t *len)
+{
+  const uint8_t *d = ht_reader_bytes(r, len);
+  uint8_t *h = malloc(*len);
+  if (!h) return NULL;
+  memcpy(h, d, *len);
+  unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
+  unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least (7 is) */
+  if (ht_reader_rtlocs(r) && ver < HT_VERSION_RTLOC) ver = HT_VERSION_RTLOC;
+  h[8] = (uint8_t)ver;
+  h[9] = (uint8_t)(ver >> 8);
+  h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
+  ht_wu32(h + *len - 4, (uint32_t)crc32(0, h, (uInt)(*len - 4)));
+  return h;
+}
+
+/* Start a sealed tape: its header. The dictionaries and accesses come at
+** the end (a journal followed while it is written gains its symbols only
+** then), and the header is written again there (their flag). */
 HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
 {
   HtSealW *w = calloc(1, sizeof(*w));
@@ -354,27 +375,30 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   }
   w->f = f;
   w->pid = ht_reader_header(r)->pid;
-  size_t hlen;
-  const uint8_t *d = ht_reader_bytes(r, &hlen);
-  uint8_t *h = malloc(hlen);
+  uint8_t *h = sealw_header(r, &w->hlen);
   if (!h) { sealw_free(w); return NULL; }
-  memcpy(h, d, hlen);
-  unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
-  /* Accesses are copied as they are (they name blocks by sequence numbers,
-  ** which sealing keeps). */
-  unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least (7 is) */
-  if (ht_reader_rtlocs(r) && ver < HT_VERSION_RTLOC) ver = HT_VERSION_RTLOC;
-  h[8] = (uint8_t)ver;
-  h[9] = (uint8_t)(ver >> 8);
-  h[10] = (uint8_t)flags; h[11] = (uint8_t)(flags >> 8);
-  ht_wu32(h + hlen - 4, (uint32_t)crc32(0, h, (uInt)(hlen - 4)));
-  sealw_out(w, h, hlen);
+  sealw_out(w, h, w->hlen);
   free(h);
+  return w;
+}
+
+/* The journal's dictionaries and accesses, as they are; the header again,
+** from r's final reading (symbolisation sets a flag in it). */
+static void sealw_dicts(HtSealW *w, const HtReader *r)
+{
   size_t n;
   const uint8_t *pk;
+  /* Accesses are copied as they are (they name blocks by sequence numbers,
+  ** which sealing keeps). */
   for (size_t i = 0; (pk = ht_reader_dict_packet(r, i, &n)); i++) sealw_out(w, pk, n);
   for (size_t i = 0; (pk = ht_reader_access_whole(r, i, &n)); i++) sealw_out(w, pk, n);
-  return w;
+  size_t hlen;
+  uint8_t *h = sealw_header(r, &hlen);
+  if (!h) { w->err = w->err ? w->err : HEAPTAPE_E_NOMEM; return; }
+  if (hlen != w->hlen) w->err = w->err ? w->err : HEAPTAPE_E_CORRUPT;
+  else if (!w->err && (fflush(w->f) || pwrite(fileno(w->f), h, hlen, 0) != (ssize_t)hlen))
+    w->err = HEAPTAPE_E_IO;
+  free(h);
 }
 
 /* The last block, META, STACKS and INDEX. */
@@ -382,6 +406,7 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
                     uint64_t unresolved, const uint8_t *agg, size_t agglen)
 {
   sealw_flush(w);
+  sealw_dicts(w, r);
   const HtReadStats *st = ht_reader_stats(r);
   Col m = {0}, f = {0};
   uint64_t dmg[] = {st->damaged, st->damaged_bytes, st->truncated_bytes, st->foreign,

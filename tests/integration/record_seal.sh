@@ -1,0 +1,115 @@
+#!/bin/sh
+# heaptape -- `heaptape record` seals the journal while the program runs
+# (src/analyze/sealfollow.c): the sealed tape it leaves is the one `heaptape
+# seal` makes of the same journal (kept with --keep-journal), packet for
+# packet, but for the aggregate section's HTML snapshots (docs/FORMAT.md),
+# and every analysis answers the same from both: on 8 threads exchanging
+# blocks, on python3, on a program SIGKILLed mid-run. A heaptape record
+# SIGKILLed itself leaves the journal, which `heaptape seal` seals.
+. "$(dirname "$0")/viz_common.inc"
+PROGS=$HT_BUILD/progs
+export HEAPTAPE_SEAL_LOG=1
+
+# Packets of two tapes: "same" when all but AGG (kind 8) are byte for byte
+# equal, in the same order; else the first difference.
+cat > "$TMP/pk.py" <<'EOF'
+import struct, sys
+def packets(path):
+    d = open(path, 'rb').read()
+    hl = 16 + struct.unpack_from('<I', d, 12)[0] + 4
+    out, o = [('H', d[:hl])], hl
+    while o < len(d):
+        if d[o:o + 4] != b'HTPK': return out + [('bad', o)]
+        blen = struct.unpack_from('<I', d, o + 8)[0]
+        out.append((d[o + 4], d[o:o + 56 + blen]))
+        o += 56 + blen
+    return out
+a = [p for p in packets(sys.argv[1]) if p[0] != 8]
+b = [p for p in packets(sys.argv[2]) if p[0] != 8]
+if a == b: print('same')
+else:
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    print('packet %d differs (%d and %d packets)' % (i, len(a), len(b)))
+EOF
+
+# Outputs of the analyses of tape.tape in directory $1.
+analyse() { (cd "$1" && analyse1 tape.tape); }
+analyse1() {
+  for a in "" --json --memprof --leaks --peak "--json --paths"; do
+    echo "== report $a"; "$HEAPTAPE" report $a "$1" 2>&1
+  done
+  d=$("$HEAPTAPE" stats "$1" 2>/dev/null | awk '/duration/ {print $2}')
+  for f in 0.3 0.7; do
+    t=$(awk -v d="$d" -v f=$f 'BEGIN {printf "%.6f", d * f}')
+    echo "== report --at $t"; "$HEAPTAPE" report --at "$t" "$1" 2>&1
+  done
+  echo "== stats"; "$HEAPTAPE" stats "$1" 2>&1 | grep -v -e '^  sealed ' -e '^  file ' -e '^  events '
+  for m in alloc inuse peak; do
+    echo "== folded $m"; "$HEAPTAPE" flamegraph --folded --metric $m "$1" 2>&1
+  done
+  echo "== html"; "$HEAPTAPE" html -o "$TMP/page.html" "$1" 2>&1 | sed 's|^.*/||'; cksum < "$TMP/page.html"
+  echo "== pprof"; "$HEAPTAPE" pprof -o "$TMP/p.pb.gz" "$1" >/dev/null 2>&1; cksum < "$TMP/p.pb.gz"
+}
+
+# same NAME: TAPE.tape (sealed while recorded) against `heaptape seal` of
+# its journal TAPE.tape.journal.
+same() {
+  n=$1 t=$TMP/$1.tape
+  ok "$n: the log says it was sealed while the program ran" grep -q 'sealed while the program ran' "$TMP/$n.err"
+  ok "$n: the tape is sealed, with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$t\" 2>/dev/null | grep -q '^  sealed  *yes: report'"
+  ok "$n: the journal was kept (--keep-journal)" sh -c \
+    "\"$HEAPTAPE\" stats \"$t.journal\" 2>/dev/null | grep -q 'format version   1'"
+  ok "$n: no temporary left" [ ! -e "$t.sealing" ]
+  cp "$t.journal" "$TMP/off.tape"
+  "$HEAPTAPE" seal "$TMP/off.tape" >/dev/null 2>&1
+  r=$(python3 "$TMP/pk.py" "$t" "$TMP/off.tape")
+  ok "$n: every packet but the aggregate section equals heaptape seal's ($r)" [ "$r" = same ]
+  rm -rf "$TMP/c" "$TMP/o"; mkdir "$TMP/c" "$TMP/o"
+  cp "$t" "$TMP/c/tape.tape"; cp "$TMP/off.tape" "$TMP/o/tape.tape"
+  analyse "$TMP/c" > "$TMP/a1"; analyse "$TMP/o" > "$TMP/a2"
+  ok "$n: every analysis the same as from heaptape seal's tape" cmp -s "$TMP/a1" "$TMP/a2"
+  cmp -s "$TMP/a1" "$TMP/a2" || diff "$TMP/a1" "$TMP/a2" | head -n 10
+}
+
+# rec NAME OPTIONS... -- CMD...: record into NAME.tape, stderr in NAME.err.
+rec() { n=$1; shift; "$HEAPTAPE" record -o "$TMP/$n.tape" "$@" >/dev/null 2>"$TMP/$n.err"; }
+
+# Eight threads exchanging blocks: a gap in the numbers is another thread's
+# packet still to come; the order, the stack ids and every byte must still
+# be the offline ones.
+rec threads --seal --keep-journal -- "$PROGS/rec_stress" 200000
+same threads
+rec late --seal --keep-journal -- "$PROGS/rec_stress" 200000 late
+same late
+if [ -x /usr/bin/python3 ]; then
+  PYTHONMALLOC=malloc rec python --seal --keep-journal -- /usr/bin/python3 -c \
+    'import json; x=[json.dumps({"a": i, "b": [i] * 3}) for i in range(200000)]; del x[::2]; y=[json.loads(s) for s in x]'
+  same python
+fi
+
+# The program SIGKILLed mid-run: the tape heaptape record leaves is sealed
+# and warns as its journal does.
+("$HEAPTAPE" record --seal --keep-journal -o "$TMP/killed.tape" -- "$PROGS/viz_grow" 5 >/dev/null 2>"$TMP/killed.err" &
+ sleep 1; pkill -KILL -P $! -x viz_grow; wait) 2>/dev/null
+same killed
+ok "killed: the sealed tape says the run was cut short" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/killed.tape\" 2>&1 | grep -q 'closed *no (no trailer)'"
+
+# heaptape record itself SIGKILLed: the program goes on, its journal stays
+# whole; heaptape seal seals it (over the partial .sealing left).
+"$HEAPTAPE" record --seal -o "$TMP/orphan.tape" -- "$PROGS/viz_grow" 1.5 >/dev/null 2>&1 &
+rp=$!
+sleep 0.7
+kill -KILL $rp
+wait $rp 2>/dev/null
+for i in $(seq 100); do pgrep -x viz_grow >/dev/null || break; sleep 0.1; done
+ok "orphan: the journal is there, not sealed" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/orphan.tape\" 2>/dev/null | grep -q 'format version   1'"
+"$HEAPTAPE" seal "$TMP/orphan.tape" >/dev/null 2>&1
+ok "orphan: heaptape seal seals it; the partial seal is gone" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/orphan.tape\" 2>/dev/null | grep -q '^  sealed  *yes: report' &&
+   [ ! -e \"$TMP/orphan.tape.sealing\" ]"
+ok "orphan: report names the allocating function" sh -c \
+  "\"$HEAPTAPE\" report \"$TMP/orphan.tape\" 2>/dev/null | grep -q grow_step"
+finish
