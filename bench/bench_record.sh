@@ -9,7 +9,12 @@
 # one where --unwind fp gives full stacks (Debian's binaries have none).
 # Modes, side by side in one run, each the median of RUNS runs:
 #   native   the program alone
-#   full     heaptape record -o T -- PROG          (libunwind, every event)
+#   full     heaptape record -o T -- PROG          (libunwind, every event;
+#            the tape sealed while PROG runs, the default)
+#   journal  heaptape record --journal -o T -- PROG (the journal, symbolised:
+#            what record left before sealing became the default)
+#   jseal    the same, then heaptape seal T        (sealing after the run:
+#            what record --seal cost before it sealed while PROG ran)
 #   fp       heaptape record --unwind fp -o T -- PROG
 #   s512     heaptape record --sample 512K -o T -- PROG
 #   s512c    the same with an empty debug-file cache (debugcache.h): what
@@ -44,7 +49,7 @@ ${CXX:-g++} -std=c++17 -O2 -g -fno-omit-frame-pointer -o "$W/fpapp" "$ROOT/bench
 wl_fpapp() { "$@" "$W/fpapp" 1; }
 WORKLOADS="$WORKLOADS fpapp"
 WORKLOADS=${ONLY:-$WORKLOADS}   # ONLY="fpapp perl": run just those
-MODES="native full fp s512 s512c htrack"
+MODES=${MODES:-"native full journal jseal fp s512 s512c htrack"}  # MODES="native full htrack": those
 
 # Runs argv, polls the process tree's peak RSS; prints "wall cpu peak_kib".
 cat > "$W/meas.py" <<'PYEOF'
@@ -95,6 +100,9 @@ run() {
   case $2 in
     native) wl_$1 python3 "$W/meas.py" ;;
     full)   wl_$1 python3 "$W/meas.py" "$HT" record -o "$W/$1.full.tape" -- ;;
+    journal) wl_$1 python3 "$W/meas.py" "$HT" record --journal -o "$W/$1.journal.tape" -- ;;
+    jseal)  wl_$1 python3 "$W/meas.py" sh -c 't=$1; shift; "$0" record --journal -o "$t" -- "$@" && "$0" seal "$t" >/dev/null' \
+              "$HT" "$W/$1.jseal.tape" ;;
     fp)     wl_$1 python3 "$W/meas.py" "$HT" record --unwind fp -o "$W/$1.fp.tape" -- ;;
     s512)   wl_$1 python3 "$W/meas.py" "$HT" record --sample 512K -o "$W/$1.s512.tape" -- ;;
     s512c)  rm -rf "$W/cold"
@@ -108,13 +116,16 @@ run() {
 }
 
 echo "bench_record: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), RUNS=$RUNS, $(heaptrack --version 2>/dev/null | head -n 1)"
-printf '%-7s %-6s %7s %7s %6s %6s %9s %9s %8s\n' workload mode wall_s cpu_s wall_x cpu_x peak_MiB bytes/call "tape_B"
+# wall_oh, cpu_oh: the mode's excess over native / heaptrack's (the issue's
+# goal for record: at most 0.5).
+printf '%-7s %-7s %7s %7s %6s %6s %7s %6s %9s %9s %8s\n' workload mode wall_s cpu_s wall_x cpu_x wall_oh cpu_oh peak_MiB bytes/call "tape_B"
 for w in $WORKLOADS; do
   for r in $(seq "$RUNS"); do
     for m in $MODES; do run "$w" "$m" >>"$W/$w.$m.txt"; done
   done
   n=$(heaptrack_print "$W/$w.ht.zst" 2>/dev/null | sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p')
   nw=$(median "$W/$w.native.txt" 1); nc=$(median "$W/$w.native.txt" 2)
+  hw=$(median "$W/$w.htrack.txt" 1 2>/dev/null); hc=$(median "$W/$w.htrack.txt" 2 2>/dev/null)
   for m in $MODES; do
     f=$W/$w.$m.txt
     wall=$(median "$f" 1); cpu=$(median "$f" 2); pk=$(median "$f" 3)
@@ -124,12 +135,23 @@ for w in $WORKLOADS; do
       size=$(stat -c %s "$t")
       [ -n "$n" ] && bpc=$(awk -v s="$size" -v n="$n" 'BEGIN {printf "%.3f", s / n}')
     fi
-    printf '%-7s %-6s %7.2f %7.2f %6.2f %6.2f %9.1f %9s %8s\n' "$w" "$m" "$wall" "$cpu" \
+    printf '%-7s %-7s %7.2f %7.2f %6.2f %6.2f %7s %6s %9.1f %9s %8s\n' "$w" "$m" "$wall" "$cpu" \
       "$(awk -v a="$wall" -v b="$nw" 'BEGIN {print a / b}')" \
       "$(awk -v a="$cpu" -v b="$nc" 'BEGIN {print a / b}')" \
+      "$(awk -v a="$wall" -v n="$nw" -v h="$hw" 'BEGIN {if (h > n) printf "%.2f", (a - n) / (h - n); else print "-"}')" \
+      "$(awk -v a="$cpu" -v n="$nc" -v h="$hc" 'BEGIN {if (h > n) printf "%.2f", (a - n) / (h - n); else print "-"}')" \
       "$(awk -v k="$pk" 'BEGIN {print k / 1024}')" "$bpc" "$size"
     [ "$m" = htrack ] && [ -f "$W/$w.htskip" ] && echo "        (heaptrack killed after $HT_TIMEOUT s: timeout)"
   done
   calls=$("$HT" stats "$W/$w.full.tape" 2>/dev/null | awk '$1 == "alloc" {print $2}')
   echo "        (N = $n calls per heaptrack_print; heaptape counted $calls allocations)"
+  # The sealing pass's rate, offline on the journal; and how much of it was
+  # left when the program ended in one more (unmeasured) sealed recording.
+  if [ -f "$W/$w.journal.tape" ]; then
+    cp "$W/$w.journal.tape" "$W/rate.tape"
+    set -- $(python3 "$W/meas.py" "$HT" seal "$W/rate.tape")
+    ev=$("$HT" stats "$W/rate.tape" 2>/dev/null | awk '$1 == "events" {print $2}')
+    tl=$(HEAPTAPE_SEAL_LOG=1 wl_$w "$HT" record -o "$W/tail.tape" -- 2>&1 >/dev/null | sed -n 's/.*: sealed //p')
+    echo "        (heaptape seal: $ev events in $1 s wall, $2 s CPU: $(awk -v e="$ev" -v c="$2" 'BEGIN {printf "%.1f", e / c / 1e6}') M events per CPU second; record: sealed $tl)"
+  fi
 done

@@ -36,7 +36,7 @@ typedef struct RecOpts {
   const char *val[HT_OPTION__COUNT]; /* recorder options given (src/base/options.h),
                                      ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
-  int seal;                  /* --seal: seal the tape once finalised */
+  int seal;                  /* seal the tape once finalised (--journal: 0) */
   int keep_journal;          /* --keep-journal: the journal kept as FILE.journal */
   HtSealFollow *sf;          /* the main tape's sealer while PROG ran, or NULL */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
@@ -56,13 +56,15 @@ static volatile sig_atomic_t rec_child;
 /* The options of `heaptape record` itself, after the recorder's (the table
 ** of src/base/options.h) in --help. */
 static const struct { const char *flag, *arg, *help; } rec_cli_opts[] = {
-  { "no-symbols", NULL, "leave the tape unsymbolised (faster; run heaptape "
-    "symbolize FILE later, on this machine)" },
-  { "seal", NULL, "seal the finalised tape (as heaptape seal FILE does): "
-    "report, stats, flamegraph and pprof then read no events (not with "
-    "--no-symbols)" },
-  { "keep-journal", NULL, "with --seal: keep the journal the sealed tape was "
-    "made of, as FILE.journal" },
+  { "no-symbols", NULL, "leave the tape an unsymbolised journal (faster; run "
+    "heaptape symbolize FILE later, on this machine, and heaptape seal FILE)" },
+  { "journal", NULL, "leave the tape a journal (format 1, as the recorder writes "
+    "it, symbols appended) instead of sealing it; heaptape seal FILE seals it "
+    "later" },
+  { "seal", NULL, "seal the tape (the default; as heaptape seal FILE does, while "
+    "PROG runs): report, stats, flamegraph and pprof then read no events" },
+  { "keep-journal", NULL, "keep the journal the sealed tape was made of, as "
+    "FILE.journal" },
   { "access", NULL, "run PROG under heaptape's Valgrind tool and record every load, "
     "store and modify of a live heap block too (heaptape ops --access; much "
     "slower: valgrind)" },
@@ -118,7 +120,9 @@ static void record_usage(FILE *f)
 "\n"
 "Run PROG with libheaptape.so preloaded and record its heap onto a tape.\n"
 "When PROG exits, symbols for every address on the tape are appended to it,\n"
-"so the tape can be read without the binaries. The exit status is PROG's\n"
+"so the tape can be read without the binaries, and it is sealed (heaptape\n"
+"seal: events in order, frees resolved, the figures of the analyses computed\n"
+"once; done while PROG runs, on the other core). The exit status is PROG's\n"
 "(128+N if it was killed by signal N); if no tape of this run is there at\n"
 "the end, heaptape says so and exits 1 when PROG succeeded. A tape it cannot\n"
 "create or overwrite is refused before PROG runs.\n"
@@ -167,7 +171,7 @@ static void record_short_usage(void)
   fputs("usage: heaptape record [-o FILE] [--sample BYTES] [--unwind libunwind|fp|none]\n"
         "                       [--frames N] [--follow-fork] [--follow-exec] [--no-symbols]\n"
         "                       [--lua[=native]] [--python[=native]] [--ruby[=native]]\n"
-        "                       [--pprof-every SEC] [--live] [--seal] -- PROG [ARGS...]\n"
+        "                       [--pprof-every SEC] [--live] [--journal] -- PROG [ARGS...]\n"
         "(heaptape record --help describes the options)\n", stderr);
 }
 
@@ -728,7 +732,7 @@ static size_t record_report_finish(const RecOpts *o, int fd, pid_t child, uint64
 /* `heaptape record [options] -- PROG ARGS`. */
 int cmd_record(int argc, char **argv)
 {
-  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_SEAL,
+  enum { O_NO_SYMBOLS = 1, O_PPROF_EVERY, O_LUA, O_PYTHON, O_RUBY, O_LIVE, O_SEAL, O_JOURNAL,
          O_KEEP_JOURNAL, O_ACCESS, O_ACCESS_SAMPLE,
          O_TABLE = 1000 };  /* + index in ht_options */
   HtOpt opts[HT_OPTION__COUNT + 16];
@@ -742,6 +746,7 @@ int cmd_record(int argc, char **argv)
     }
   opts[nl++] = (HtOpt){ "--no-symbols", 0, 0, O_NO_SYMBOLS };
   opts[nl++] = (HtOpt){ "--seal", 0, 0, O_SEAL };
+  opts[nl++] = (HtOpt){ "--journal", 0, 0, O_JOURNAL };
   opts[nl++] = (HtOpt){ "--keep-journal", 0, 0, O_KEEP_JOURNAL };
   opts[nl++] = (HtOpt){ "--pprof-every", 0, 1, O_PPROF_EVERY };
   opts[nl++] = (HtOpt){ "--lua", 0, 2, O_LUA };
@@ -753,6 +758,7 @@ int cmd_record(int argc, char **argv)
   opts[nl] = (HtOpt){ NULL, 0, 0, 0 };
   RecOpts o;
   memset(&o, 0, sizeof(o));
+  o.seal = 1;
   uint64_t pprof_every_ns = 0;        /* --pprof-every, 0 = off */
   int live = 0;                       /* --live */
   uint64_t access_sample = 0;         /* --access-sample N */
@@ -766,6 +772,7 @@ int cmd_record(int argc, char **argv)
     case HT_ARG_OPERAND: first = a.i - 1; break;
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
     case O_SEAL: o.seal = 1; break;
+    case O_JOURNAL: o.seal = 0; break;
     case O_KEEP_JOURNAL: o.keep_journal = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
     case O_PYTHON: o.python = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
@@ -811,6 +818,12 @@ int cmd_record(int argc, char **argv)
   if (o.access && (live || pprof_every_ns || o.lua || o.python || o.ruby)) {
     ht_args_bad(&a, "--access runs the program under valgrind: not with --live, "
                 "--pprof-every, --lua, --python or --ruby");
+    record_short_usage();
+    return HT_EXIT_USAGE;
+  }
+  if (o.keep_journal && (!o.seal || o.no_symbols)) {
+    ht_args_bad(&a, "--keep-journal keeps the journal of a sealed tape: not with "
+                "--journal or --no-symbols");
     record_short_usage();
     return HT_EXIT_USAGE;
   }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # heaptape -- format version 6 (docs/FORMAT.md, "Python and Ruby locations"):
-# tapes of the Python and Ruby modules say 6 (their own tapes, --python=native
+# tapes of the Python and Ruby modules say 6 (their own tapes and record
+# --journal's, --python=native
 # and --ruby=native journals once finalised, sealed tapes); native tapes keep
 # 1 and 5; tapes made before version 6 with Python and Ruby locations
 # (tests/data: versions 1 and 5) keep their version and read as before; a
@@ -17,7 +18,7 @@ sealed_copy() { cp "$1" "$2" && "$HEAPTAPE" seal "$2" >/dev/null 2>&1; }
 
 if [ -x "$PY" ]; then
   for m in python python=native; do
-    "$HEAPTAPE" record --$m -o "$TMP/$m.tape" -- $PY "$S" >/dev/null 2>&1
+    "$HEAPTAPE" record --journal --$m -o "$TMP/$m.tape" -- $PY "$S" >/dev/null 2>&1
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
     sealed_copy "$TMP/$m.tape" "$TMP/$m.sealed"
     ok "record --$m, sealed: version 7 (sealed tapes from 7 include 6)" test "$(version "$TMP/$m.sealed")" = 7
@@ -25,6 +26,8 @@ if [ -x "$PY" ]; then
     ok "record --$m, sealed: report names the Python site" \
       sh -c "grep -q 'grow $S:4' '$TMP/r.out' && [ ! -s '$TMP/r.err' ]"
   done
+  "$HEAPTAPE" record --python -o "$TMP/pyd.tape" -- $PY "$S" >/dev/null 2>&1
+  ok "record --python, its sealed tape: version 7" test "$(version "$TMP/pyd.tape")" = 7
   PYTHONPATH="$HT_BUILD/python" $PY -c "
 import heaptape
 heaptape.start('$TMP/own.tape')
@@ -37,15 +40,17 @@ fi
 if command -v ruby >/dev/null 2>&1; then
   printf '$keep = []\ndef grow(n)\n  n.times { |i| $keep << ("x" * 40 + i.to_s) }\nend\ngrow(200)\n' > "$TMP/s.rb"
   for m in ruby ruby=native; do
-    "$HEAPTAPE" record --$m -o "$TMP/$m.tape" -- ruby "$TMP/s.rb" >/dev/null 2>&1
+    "$HEAPTAPE" record --journal --$m -o "$TMP/$m.tape" -- ruby "$TMP/s.rb" >/dev/null 2>&1
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
   done
   sealed_copy "$TMP/ruby.tape" "$TMP/ruby.sealed"
   ok "record --ruby, sealed: version 7" test "$(version "$TMP/ruby.sealed")" = 7
 fi
 
-# native tapes: 1, sealed 7
-"$HEAPTAPE" record -o "$TMP/n.tape" -- /bin/true >/dev/null 2>&1
+# native tapes: 1, sealed 7 (record's default output, or heaptape seal's)
+"$HEAPTAPE" record -o "$TMP/nd.tape" -- /bin/true >/dev/null 2>&1
+ok "native, record's sealed tape: version 7" test "$(version "$TMP/nd.tape")" = 7
+"$HEAPTAPE" record --journal -o "$TMP/n.tape" -- /bin/true >/dev/null 2>&1
 ok "native journal: version 1" test "$(version "$TMP/n.tape")" = 1
 sealed_copy "$TMP/n.tape" "$TMP/n.sealed"
 ok "native sealed: version 7" test "$(version "$TMP/n.sealed")" = 7

@@ -19,7 +19,9 @@ counts() {
        END { for (x in k) print x, k[x] }' "$1" | sort -n
 }
 
-"$HEAPTAPE" record --access -o "$T/ak.tape" -- "$PROGS/acc_known" 2>"$T/ak.err"
+# The journal the tool writes (record seals by default; sealing it is checked
+# below, and record --access --seal's tape after that).
+"$HEAPTAPE" record --access --journal -o "$T/ak.tape" -- "$PROGS/acc_known" 2>"$T/ak.err"
 ok "acc_known: recorded, exit 0" $?
 grep -q 'tape .*ak.tape' "$T/ak.err"; ok "acc_known: summary line" $?
 "$HEAPTAPE" ops --access "$T/ak.tape" >"$T/ak.ops" 2>"$T/ak.ops.err"; ok "ops --access: exit 0" $?

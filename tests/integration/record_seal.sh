@@ -96,6 +96,33 @@ same killed
 ok "killed: the sealed tape says the run was cut short" sh -c \
   "\"$HEAPTAPE\" stats \"$TMP/killed.tape\" 2>&1 | grep -q 'closed *no (no trailer)'"
 
+# The default output is the sealed tape; --journal leaves the journal
+# (symbolised, format 1), --no-symbols an unsymbolised one; --keep-journal
+# needs a sealed tape.
+rec plain -- "$PROGS/viz_grow" 0.3
+ok "default: the tape is sealed, while the program ran" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/plain.tape\" | grep -q 'format version   5' &&
+   grep -q 'sealed while the program ran' \"$TMP/plain.err\""
+ok "default: report names the allocating function" sh -c \
+  "\"$HEAPTAPE\" report \"$TMP/plain.tape\" | grep -q grow_step"
+rec jour --journal -- "$PROGS/viz_grow" 0.3
+ok "--journal: the tape is a symbolised journal" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   1' &&
+   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q '^  symbolised *yes' &&
+   ! grep -q sealed \"$TMP/jour.err\" && [ ! -e \"$TMP/jour.tape.sealing\" ]"
+"$HEAPTAPE" seal "$TMP/jour.tape" >/dev/null 2>&1
+ok "--journal: heaptape seal seals it later" sh -c \
+  "\"$HEAPTAPE\" report \"$TMP/jour.tape\" | grep -q grow_step &&
+   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   5'"
+rec nosym --no-symbols -- "$PROGS/viz_grow" 0.3
+ok "--no-symbols: the tape is an unsymbolised journal" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/nosym.tape\" | grep -q 'format version   1' &&
+   \"$HEAPTAPE\" stats \"$TMP/nosym.tape\" | grep -q '^  symbolised *no'"
+"$HEAPTAPE" record --journal --keep-journal -o "$TMP/bad.tape" -- true >/dev/null 2>"$TMP/bad.err"
+ok "--keep-journal with --journal: refused (exit 2)" [ $? = 2 ]
+ok "--keep-journal with --journal: its line, no tape" sh -c \
+  "grep -q 'keep-journal' \"$TMP/bad.err\" && [ ! -e \"$TMP/bad.tape\" ]"
+
 # heaptape record itself SIGKILLed: the program goes on, its journal stays
 # whole; heaptape seal seals it (over the partial .sealing left).
 "$HEAPTAPE" record --seal -o "$TMP/orphan.tape" -- "$PROGS/viz_grow" 1.5 >/dev/null 2>&1 &

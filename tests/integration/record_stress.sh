@@ -69,9 +69,14 @@ stress "key destructors" "$T/k.tape" 200 keys 1000
 stats_threads "key destructors" "$T/k.tape" 1001
 n=$(count_size "$T/k.tape" 3000)
 [ "$n" = 2000 ]; ok "key destructors: both rounds of every thread recorded ($n of 2000)" $?
-# `heaptape record` finalises (symbolises) such a tape with the same reader.
-out=$("$HEAPTAPE" record -o "$T/r.tape" -- "$PROGS/rec_stress" 200 threads 1000 2>&1); rc=$?
+# `heaptape record` finalises (symbolises) such a tape with the same reader,
+# and seals it; the journal it was sealed from (kept) is in order.
+out=$("$HEAPTAPE" record --keep-journal -o "$T/r.tape" -- "$PROGS/rec_stress" 200 threads 1000 2>&1); rc=$?
 ok "heaptape record, 1000 threads: finalised (exit $rc)" $rc
 "$HEAPTAPE" stats "$T/r.tape" | grep -q '^  symbolised *yes'; ok "heaptape record, 1000 threads: symbolised" $?
-sum=$(check "$T/r.tape"); ok "heaptape record, 1000 threads: zero ordering anomalies ($sum)" $?
+"$HEAPTAPE" stats "$T/r.tape" | grep -q '^  sealed *yes'; ok "heaptape record, 1000 threads: sealed" $?
+sum=$(check "$T/r.tape.journal"); ok "heaptape record, 1000 threads: zero ordering anomalies in its journal ($sum)" $?
+a1=$("$HEAPTAPE" stats "$T/r.tape" | awk '$1 == "alloc" {print $2}')
+a2=$("$HEAPTAPE" stats "$T/r.tape.journal" | awk '$1 == "alloc" {print $2}')
+[ -n "$a1" ] && [ "$a1" = "$a2" ]; ok "heaptape record, 1000 threads: the sealed tape has the journal's $a2 allocations" $?
 finish

@@ -1,9 +1,9 @@
 #!/bin/sh
-# a finalised tape cut inside its symbol section: stats says the symbols are
+# a finalised journal (record --journal) cut inside its symbol section: stats says the symbols are
 # missing and that heaptape symbolize restores them; after it, "yes" again
 t=$(mktemp) || exit 1
 trap 'rm -f "$t"' EXIT
-"$HEAPTAPE" record -o "$t" -- "$HT_BUILD/progs/rep_known" 2>/dev/null || exit 1
+"$HEAPTAPE" record --journal -o "$t" -- "$HT_BUILD/progs/rep_known" 2>/dev/null || exit 1
 "$HEAPTAPE" stats "$t" | grep '^  symbolised'
 # the symbols are the last packet (appended at exit): cut 100 bytes of it
 truncate -s -100 "$t"
