@@ -36,7 +36,8 @@ typedef struct RecOpts {
   const char *val[HT_OPTION__COUNT]; /* recorder options given (src/base/options.h),
                                      ** numbers normalised, or NULL */
   int no_symbols;            /* --no-symbols: skip finalisation */
-  int seal;                  /* seal the tape once finalised (--journal: 0) */
+  int seal;                  /* seal the tape once finalised (--journal: 0;
+                                --seal given: 2) */
   int keep_journal;          /* --keep-journal: the journal kept as FILE.journal */
   HtSealFollow *sf;          /* the main tape's sealer while PROG ran, or NULL */
   int lua;                   /* --lua: 1 Lua only, 2 Lua and native (cli/record_lua.c) */
@@ -771,7 +772,7 @@ int cmd_record(int argc, char **argv)
     case HT_ARG_BAD: record_short_usage(); return HT_EXIT_USAGE;
     case HT_ARG_OPERAND: first = a.i - 1; break;
     case O_NO_SYMBOLS: o.no_symbols = 1; break;
-    case O_SEAL: o.seal = 1; break;
+    case O_SEAL: o.seal = 2; break;
     case O_JOURNAL: o.seal = 0; break;
     case O_KEEP_JOURNAL: o.keep_journal = 1; break;
     case O_LUA: o.lua = a.val && !strcmp(a.val, "native") ? 2 : 1; break;
@@ -821,6 +822,9 @@ int cmd_record(int argc, char **argv)
     record_short_usage();
     return HT_EXIT_USAGE;
   }
+  /* --access: the journal unless --seal (heaptape access misreads the
+  ** times of a sealed --access tape: its findings differ). */
+  if (o.access && o.seal == 1) o.seal = 0;
   if (o.keep_journal && (!o.seal || o.no_symbols)) {
     ht_args_bad(&a, "--keep-journal keeps the journal of a sealed tape: not with "
                 "--journal or --no-symbols");

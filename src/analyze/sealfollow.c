@@ -110,6 +110,8 @@ static uint64_t sf_run(HtSealFollow *sf, int final)
   int rc = ht_resolve_run(&sf->rs, sf->r, sf_event, NULL, sf);
   if (rc) sf_give_up(sf, heaptape_strerror(rc));
   else if (sf->off) sf_give_up(sf, sf->why);
+  else if (ht_reader_reordered(sf->r))  /* stack ids may differ from offline */
+    sf_give_up(sf, "a packet reached the journal after a later one was read");
   return sf->sum.events - before;
 }
 

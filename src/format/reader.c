@@ -144,6 +144,8 @@ struct HtReader {
   size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
   uint64_t scan_off;         /* where the next scan starts (a partial packet) */
   uint64_t hold_ts;          /* events after this time wait for a gap to fill */
+  uint64_t act_max;          /* a followed tape: largest seq0 opened so far */
+  uint64_t reordered;        /* packets opened after one with a larger seq0 */
   uint64_t seq_last;         /* sequence number last delivered */
   int have_ts;               /* ts_base is set (from a packet) */
 };
@@ -714,7 +716,10 @@ static int reader_scan(HtReader *r, uint64_t off)
   ** to the new time zero, as a reader of the whole tape would see them. */
   if (r->have_ts && r->ts_base < base0) {
     for (size_t i = 0; i < r->nheap; i++) r->heap[i]->ev.ts += base0 - r->ts_base;
-    if (r->seq_last) r->ts_last += base0 - r->ts_base;  /* (events delivered) */
+    if (r->seq_last) {  /* events delivered with the old time zero */
+      r->ts_last += base0 - r->ts_base;
+      r->reordered++;
+    }
   }
   r->have_ts = have_ts;
   if (r->npk > r->next_pk)  /* (a followed tape: only the packets not yet opened) */
@@ -1424,6 +1429,8 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
     if (!r->nheap && pk->seq0 != r->seq_last + 1 &&
         (pk->ts0 > r->ts_base ? pk->ts0 - r->ts_base : 0) >= r->hold_ts)
       return 0;
+    if (r->follow && pk->seq0 < r->act_max) r->reordered++;  /* it came late */
+    else if (r->follow) r->act_max = pk->seq0;
     int rc = reader_activate(r);
     if (rc) return rc;
   }
@@ -1642,6 +1649,9 @@ int ht_reader_poll(HtReader *r)
   r->st.truncated_bytes = r->size - r->scan_off;
   return rc ? rc : 1;
 }
+
+/* Packets of a followed tape opened after one with a larger first number. */
+uint64_t ht_reader_reordered(const HtReader *r) { return r->reordered; }
 
 /* Hold back events after tape time ts. */
 void ht_reader_hold(HtReader *r, uint64_t ts) { r->hold_ts = ts; }

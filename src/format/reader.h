@@ -126,6 +126,11 @@ int ht_reader_open_follow(HtReader **r, const char *path, char *err,
 ** trailer are loaded, st.end_ns moves on). 1 if the tape grew, 0 if not,
 ** or a HEAPTAPE_E_* code. Costs the new bytes, never the whole tape. */
 int ht_reader_poll(HtReader *r) HT_HIDDEN;
+/* Times a followed tape was read otherwise than a reader of the whole tape
+** reads it: a packet opened after one with a larger first sequence number
+** (it reached the file late: stack ids may differ), or time zero lowered
+** after events were delivered (their times differ). */
+uint64_t ht_reader_reordered(const HtReader *r) HT_HIDDEN;
 /* ht_reader_next delivers no event after tape time ts (ns since the start)
 ** that is not the very next sequence number until ts is raised: the
 ** missing number may be in a packet another thread has not written yet.

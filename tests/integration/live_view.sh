@@ -17,8 +17,9 @@ expect() {
 GROW=$PROGS/live_grow
 
 # -- The follower fed in chunks = the report of the finished tape ----------------
-"$HEAPTAPE" record -o "$T/s.tape" -- "$PROGS/rec_stress" >/dev/null 2>&1
-"$HEAPTAPE" record -o "$T/g.tape" -- "$GROW" 1 >/dev/null 2>&1
+# (journals: what a follower reads while a tape is written; record seals by default)
+"$HEAPTAPE" record --journal -o "$T/s.tape" -- "$PROGS/rec_stress" >/dev/null 2>&1
+"$HEAPTAPE" record --journal -o "$T/g.tape" -- "$GROW" 1 >/dev/null 2>&1
 for t in s g; do
   "$HT_BUILD/tests/test_follow" "$T/$t.tape" >"$T/$t.sites" 2>"$T/$t.ferr"
   ok "follower in chunks = whole ($t)" $?
