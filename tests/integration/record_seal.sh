@@ -55,7 +55,11 @@ analyse1() {
 # its journal TAPE.tape.journal.
 same() {
   n=$1 t=$TMP/$1.tape
-  ok "$n: the log says it was sealed while the program ran" grep -q 'sealed while the program ran' "$TMP/$n.err"
+  # While the program ran, unless a packet reached the journal too late
+  # (a loaded machine): then after it, as heaptape seal does. Either way the
+  # log says which, and at least one case of this test is sealed while running.
+  ok "$n: the log says how it was sealed" grep -q 'sealed while the program ran\|sealed after the run' "$TMP/$n.err"
+  grep -q 'sealed while the program ran' "$TMP/$n.err" && concurrent=$((concurrent + 1))
   ok "$n: the tape is sealed, with its aggregate section" sh -c \
     "\"$HEAPTAPE\" stats \"$t\" 2>/dev/null | grep -q '^  sealed  *yes: report'"
   ok "$n: the journal was kept (--keep-journal)" sh -c \
@@ -72,6 +76,7 @@ same() {
   cmp -s "$TMP/a1" "$TMP/a2" || diff "$TMP/a1" "$TMP/a2" | head -n 10
 }
 
+concurrent=0
 # rec NAME OPTIONS... -- CMD...: record into NAME.tape, stderr in NAME.err.
 rec() { n=$1; shift; "$HEAPTAPE" record -o "$TMP/$n.tape" "$@" >/dev/null 2>"$TMP/$n.err"; }
 
@@ -96,13 +101,15 @@ same killed
 ok "killed: the sealed tape says the run was cut short" sh -c \
   "\"$HEAPTAPE\" stats \"$TMP/killed.tape\" 2>&1 | grep -q 'closed *no (no trailer)'"
 
+ok "sealed while the program ran in $concurrent of the cases above" [ "$concurrent" -gt 0 ]
+
 # The default output is the sealed tape; --journal leaves the journal
 # (symbolised, format 1), --no-symbols an unsymbolised one; --keep-journal
 # needs a sealed tape.
 rec plain -- "$PROGS/viz_grow" 0.3
-ok "default: the tape is sealed, while the program ran" sh -c \
-  "\"$HEAPTAPE\" stats \"$TMP/plain.tape\" | grep -q 'format version   5' &&
-   grep -q 'sealed while the program ran' \"$TMP/plain.err\""
+ok "default: the tape is sealed" sh -c \
+  "\"$HEAPTAPE\" stats \"$TMP/plain.tape\" | grep -q 'format version   7' &&
+   grep -q 'sealed while the program ran\|sealed after the run' \"$TMP/plain.err\""
 ok "default: report names the allocating function" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/plain.tape\" | grep -q grow_step"
 rec jour --journal -- "$PROGS/viz_grow" 0.3
@@ -113,7 +120,7 @@ ok "--journal: the tape is a symbolised journal" sh -c \
 "$HEAPTAPE" seal "$TMP/jour.tape" >/dev/null 2>&1
 ok "--journal: heaptape seal seals it later" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/jour.tape\" | grep -q grow_step &&
-   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   5'"
+   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   7'"
 rec nosym --no-symbols -- "$PROGS/viz_grow" 0.3
 ok "--no-symbols: the tape is an unsymbolised journal" sh -c \
   "\"$HEAPTAPE\" stats \"$TMP/nosym.tape\" | grep -q 'format version   1' &&
