@@ -12,8 +12,13 @@ HT="$PWD/$B/heaptape"
 W=$(mktemp -d /tmp/ht-bench-sealsize.XXXXXX); trap 'rm -rf "$W"' EXIT
 . bench/workloads.sh
 command -v heaptrack >/dev/null || { echo "bench_sealed_size: heaptrack not installed" >&2; exit 1; }
+# Besides bench/workloads.sh: the synthetic churn and an interpreter's
+# binary-trees (Lua 5.4's allocations, depth 14).
+cc -O1 -g -fno-omit-frame-pointer -o "$W/churn" bench/churn.c
+wl_churn() { "$@" "$W/churn"; }
+wl_luatrees() { "$@" lua5.4 bench/lua/trees.lua 14; }
 printf '%-8s %9s %9s %9s %9s %11s\n' workload calls journal sealed heaptrack naming-bound
-for w in $WORKLOADS; do
+for w in $WORKLOADS churn luatrees; do
   "wl_$w" "$HT" record -o "$W/$w.tape" -- >/dev/null 2>&1 || { echo "bench_sealed_size: $w failed" >&2; exit 1; }
   htok=1; "wl_$w" heaptrack -o "$W/ht.$w" >/dev/null 2>&1 || htok=0  # cc1plus dies under it here
   cp "$W/$w.tape" "$W/$w.sealed"

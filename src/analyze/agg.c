@@ -93,16 +93,22 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
   }
   buf_field(&o, HT_A_THREADS, &f);
 
+  /* Sites column by column (version 7: like values compress best together),
+  ** stacks as differences from the previous site's. */
   buf_uleb(&f, m->nsite);
   buf_uleb(&f, AGG_SITE_FIELDS);
-  for (uint32_t i = 0; i < m->nsite; i++) {
-    const HtSite *s = &m->site[i];
-    const HtFig *g = &s->f;
-    uint64_t v[AGG_SITE_FIELDS] = {
-      s->stack, s->tid, s->rt, g->allocs, g->bytes, g->reallocs, g->frees, g->freed,
-      g->temp, g->live, g->live_n, g->peak, g->peak_n, s->r_plus, s->r_minus, s->d_n,
-      s->d_minus};
-    buf_u64s(&f, v, AGG_SITE_FIELDS);
+  for (size_t j = 0; j < AGG_SITE_FIELDS; j++) {
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < m->nsite; i++) {
+      const HtSite *s = &m->site[i];
+      const HtFig *g = &s->f;
+      uint64_t v[AGG_SITE_FIELDS] = {
+        s->stack, s->tid, s->rt, g->allocs, g->bytes, g->reallocs, g->frees, g->freed,
+        g->temp, g->live, g->live_n, g->peak, g->peak_n, s->r_plus, s->r_minus, s->d_n,
+        s->d_minus};
+      buf_uleb(&f, j ? v[j] : ht_zigzag((int64_t)(v[0] - prev)));
+      prev = v[0];
+    }
   }
   buf_field(&o, HT_A_SITES, &f);
 
@@ -270,10 +276,26 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   if (!*map) { d->bad = 1; m->oom = 1; return; }
   *nmap = n;
   uint32_t nstack = ht_reader_stack_count(m->r);
+  uint64_t *cols = NULL;  /* version 7: the values, read column by column */
+  if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ) {
+    cols = malloc((n ? n : 1) * AGG_SITE_FIELDS * sizeof(uint64_t));
+    if (!cols) { d->bad = 1; m->oom = 1; return; }
+    for (uint64_t j = 0; j < k && !d->bad; j++) {
+      uint64_t prev = 0;
+      for (uint64_t i = 0; i < n && !d->bad; i++) {
+        uint64_t x = rd_u(d);
+        if (!j) x = prev += (uint64_t)ht_unzigzag(x);
+        if (j < AGG_SITE_FIELDS) cols[i * AGG_SITE_FIELDS + j] = x;
+      }
+    }
+  }
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     uint64_t v[AGG_SITE_FIELDS];
-    for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
-    rd_skip(d, k - AGG_SITE_FIELDS);
+    if (cols) memcpy(v, &cols[i * AGG_SITE_FIELDS], sizeof(v));
+    else {
+      for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
+      rd_skip(d, k - AGG_SITE_FIELDS);
+    }
     if (d->bad || v[0] > nstack || v[1] > UINT32_MAX || v[2] > 1) { d->bad = 1; break; }
     uint32_t si = ht_model_site(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2]);
     if (si == UINT32_MAX) { d->bad = 1; break; }
@@ -285,6 +307,7 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
     g->peak += v[11]; g->peak_n += v[12];
     s->r_plus += v[13]; s->r_minus += v[14]; s->d_n += v[15]; s->d_minus += v[16];
   }
+  free(cols);
 }
 
 static void agg_overs(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap)

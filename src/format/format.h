@@ -270,6 +270,17 @@ HT_INLINE uint64_t ht_seal_chunk(uint64_t size)
 }
 #define HT_SEAL_FRING 4096     /* freed addresses a block remembers (a power of 2) */
 #define HT_SEAL_REUSE 64       /* of which an ALLOC may name the latest these */
+/* Take the address of rank k (0: the latest) out of a ring of freed
+** addresses (mask + 1 entries, n written): an allocator hands a freed chunk
+** out once, so the next allocation's is the next latest (version 7's
+** classes: glibc's bins are LIFO). */
+HT_INLINE uint64_t ht_seal_ring_take(uint64_t *ring, uint32_t *n, uint32_t mask, uint64_t k)
+{
+  uint64_t a = ring[(*n - 1 - k) & mask];
+  for (uint64_t j = k; j > 0; j--) ring[(*n - 1 - j) & mask] = ring[(*n - j) & mask];
+  --*n;
+  return a;
+}
 #define HT_SEAL_CLASSES 4096   /* size classes (version 7): ht_seal_class */
 #define HT_SEAL_CRING 64       /* freed addresses a block remembers per class */
 /* The size class of a block: its chunk size in 16-byte steps, one class for

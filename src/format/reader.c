@@ -1284,7 +1284,7 @@ static int seal_event(HtReader *r, HtEvent *ev)
     if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
       unsigned k = ht_seal_class(ev->size);
       if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
-      ev->addr = c->cring[k][(c->cn[k] - 1 - v) & (HT_SEAL_CRING - 1)];
+      ev->addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
     } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
       if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
       ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];

@@ -230,10 +230,12 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->prev_stack = ev->stack;
     {  /* allocators hand freed addresses out again: name a recent one, of
        ** its size class first */
-      uint64_t k = sealw_class_rank(w, ht_seal_class(ev->size), ev->addr);
+      unsigned cl = ht_seal_class(ev->size);
+      uint64_t k = sealw_class_rank(w, cl, ev->addr);
       if (k < HT_SEAL_CRING && !w->err) {
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_CLASS;
         col_uleb(w, &c[HT_SC_ADDR], k);
+        ht_seal_ring_take(w->cring[cl], &w->cn[cl], HT_SEAL_CRING - 1, k);
         goto named;
       }
       k = 0;
