@@ -19,6 +19,9 @@
 /* Exported by libruby for objspace, not declared by its public headers. */
 size_t rb_obj_memsize_of(VALUE obj);
 int rb_objspace_marked_object_p(VALUE obj);
+int rb_objspace_markable_object_p(VALUE obj);
+size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
+void rb_objspace_each_objects_without_setup(int (*cb)(void *, void *, size_t, void *), void *data);
 /* libruby's: NULL once a second Ractor has been made (vm_core.h); weak, so
 ** that a libruby without it still loads the extension. */
 extern void *ruby_single_main_ractor __attribute__((weak));
@@ -32,6 +35,8 @@ extern void *ruby_single_main_ractor __attribute__((weak));
 #define RH_STACKS (1u << 20)      /* interned stacks of live objects */
 #define RH_STACK_IDS (8u << 20)   /* location ids they hold */
 #define RH_SLACK 512              /* objects a postponed arming may come late by */
+#define RH_PAGE_SHIFT 14          /* heap pages are 16 KiB, aligned (HEAP_PAGE_ALIGN_LOG, 3.1) */
+#define RH_AGE_SHIFT 5            /* an object's GC age: FL_PROMOTED0/1 of its flags (3.1) */
 
 /* An interned runtime location. */
 typedef struct RhLoc {
@@ -54,6 +59,7 @@ typedef struct RhObj {
   VALUE obj;               /* 0 = empty, 1 = deleted */
   uint32_t stack;          /* interned stack (RhStack index) */
   uint32_t size;           /* bytes on the tape (a slot until measured) */
+  uint64_t born;           /* rb_gc_count() when recorded (sampled deaths) */
 } RhObj;
 
 /* An interned stack: location ids, outermost first. */
@@ -65,7 +71,7 @@ typedef struct RhStack {
 /* The one profiled VM of the process. */
 static struct {
   VALUE tp;                /* every object: NEWOBJ/FREEOBJ/GC_START */
-  VALUE tp_gc;             /* sampled: GC_START/END_MARK/ENTER/EXIT (arming, deaths) */
+  VALUE tp_gc;             /* sampled: GC_START/END_MARK/ENTER/EXIT, on only near a sample point */
   VALUE tp_new;            /* sampled: NEWOBJ, on only near a sample point */
   int active;              /* a session runs */
   int own_tape;            /* we started the tape (vs. attached to a preload) */
@@ -73,6 +79,9 @@ static struct {
   int sampled;             /* the recording samples (heaptape_rt_gap > 0) */
   double keep;             /* sampled: 1 - exp(-slot / T), a slot's draw probability */
   int armed;               /* tp_new is enabled */
+  int gc_on;               /* tp_gc is enabled */
+  int gc_asked;            /* the job after a GC is pending */
+  size_t freed_pages;      /* total_freed_pages at the last check of deaths */
   int arm_asked;           /* a postponed arming is pending */
   int sweeping;            /* between GC_END_MARK and GC_END_SWEEP; -1 unknown */
   int64_t left;            /* bytes past `due` to the sample point after it */
@@ -80,6 +89,9 @@ static struct {
   size_t skip;             /* armed: NEWOBJ events to let pass before it */
   size_t page_objs;        /* objects in a heap page (GC::INTERNAL_CONSTANTS) */
   VALUE k_alloc, k_free, k_pages;   /* rb_gc_stat keys */
+  VALUE k_avail, k_marked, k_freed; /* more of them */
+  VALUE k_state, s_marking;         /* rb_gc_latest_gc_info's :state, :marking */
+  ID id_wb_protected;               /* rb_obj_gc_flags' name for a write-barrier-protected object */
   uint64_t sizes_ns;       /* sizes brought up to date at most this often (0: at stop) */
   uint64_t sizes_last;     /* when they last were (CLOCK_MONOTONIC ns) */
   int sizes_asked;         /* a postponed update is pending */
@@ -215,14 +227,15 @@ static int rh_obj_grow(void)
   return 0;
 }
 
-/* Remember a recorded object of size bytes. */
-static void rh_obj_put(VALUE obj, uint32_t stack, uint32_t size)
+/* Remember a recorded object of size bytes, recorded after `born` GCs began. */
+static void rh_obj_put(VALUE obj, uint32_t stack, uint32_t size, uint64_t born)
 {
   if ((rh.oused + 1) * 4 > rh.ocap * 3 && rh_obj_grow()) return;
   RhObj *e = rh_obj_slot(obj);
   if (e->obj <= 1) { if (!e->obj) rh.oused++; e->obj = obj; }
   e->stack = stack;
   e->size = size;
+  e->born = born;
 }
 
 /* Sampled: the next reallocation on the tape is taken as a sample point that
@@ -289,11 +302,16 @@ static void rh_compact(void *unused)
     e->obj = 1;
     nm++;
   }
-  for (size_t j = 0; j < nm; j++) rh_obj_put(rh.moves[j].obj, rh.moves[j].stack, rh.moves[j].size);
+  for (size_t j = 0; j < nm; j++)
+    rh_obj_put(rh.moves[j].obj, rh.moves[j].stack, rh.moves[j].size, rh.moves[j].born);
 }
 
+static void rh_gc_mark(void *unused);
+
+/* The holder: a root whose dmark sees every GC (sampled) and whose dcompact
+** sees every compaction. */
 static const rb_data_type_t rh_holder_type = {
-  "heaptape.compaction", { NULL, NULL, NULL, rh_compact, { 0 } }, NULL, NULL, 0
+  "heaptape.holder", { rh_gc_mark, NULL, NULL, rh_compact, { 0 } }, NULL, NULL, 0
 };
 
 /* -- Other Ractors ----------------------------------------------------------- */
@@ -384,7 +402,7 @@ static void rh_put(VALUE obj)
   for (int i = 0; i < m; i++) out[i] = in[m - 1 - i];
   if (rh_obj_del(obj)) heaptape_rt_free((void *)obj);   /* freed unseen (another Ractor's GC) */
   heaptape_rt_alloc(out, (size_t)m, (void *)obj, RH_SLOT);
-  rh_obj_put(obj, rh_stack(out, m), RH_SLOT);
+  rh_obj_put(obj, rh_stack(out, m), RH_SLOT, rb_gc_count());
 }
 
 /* Every object: NEWOBJ records the object with its stack; FREEOBJ its free;
@@ -408,23 +426,30 @@ static void rh_event(VALUE tpval, void *data)
 }
 
 /*
-** Sampled, no hook runs on every object. The VM's NEWOBJ and FREEOBJ hooks
-** cost ~1.4x on an allocation-bound script however little they do, so:
-** - NEWOBJ (tp_new) is on only near the next sample point. Sample points are
-**   counted in the VM's own total_allocated_objects (every object is one
-**   40-byte slot at NEWOBJ: the recorder's gaps in bytes, in slots). The GC
-**   events (tp_gc: a sweep step, a GC start; a few thousand objects apart)
-**   read the counter and ask for tp_new (a postponed job: enabling a hook
-**   allocates) once the sample point is closer than every object the VM can
-**   hand out before the next such event (rh_horizon) plus RH_SLACK for the
-**   job's delay. Armed, NEWOBJ counts down to the point, records that
-**   object, draws the next point and stays on only if it is as close.
-**   (On trees.rb, NEWOBJ runs for ~1 object in 4 at 512 KiB.)
-** - FREEOBJ is replaced by the end of marking: a sampled object left unmarked
-**   then is freed by that GC's sweep.
-** Any internal GC event hook still puts every allocation on the VM's slow
-** path (gc.c newobj_of: the VM lock each time): that alone is +14% of the
-** instructions of trees.rb (callgrind), the floor of this design.
+** Sampled, no hook runs on every object, and most of the time none at all.
+** The VM's NEWOBJ and FREEOBJ hooks cost ~1.4x on an allocation-bound script
+** however little they do, and any enabled internal GC event hook puts every
+** allocation on the VM's slow path (gc.c newobj_of: has_hook, the VM lock
+** each time; +14% of trees.rb's instructions). So:
+** - Every GC is seen without a hook: the holder's dmark runs in each
+**   marking (a root, wb-unprotected: traversed by minor GCs too), bumps the
+**   frame cache and asks for a postponed job (rh_gc_job).
+** - Sample points are counted in the VM's own total_allocated_objects (every
+**   object is one 40-byte slot at NEWOBJ: the recorder's gaps in bytes, in
+**   slots). The job turns the GC events (tp_gc) on only when the next point
+**   may come before the next GC (rh_cycle: the slots not marked by the last
+**   one, the pages the heap may add, RH_SLACK). Those events (a sweep step,
+**   a GC start; a few thousand objects apart) ask for tp_new (a postponed
+**   job: enabling a hook allocates) once the point is closer than every
+**   object the VM can hand out before the next such event (rh_horizon) plus
+**   RH_SLACK. Armed, NEWOBJ counts down to the point, records that object,
+**   draws the next point and stays on only if it is as close; tp_gc goes
+**   off when the next point is beyond the next GC.
+** - Deaths: while tp_gc is on, at the end of marking (a sampled object left
+**   unmarked is freed by that sweep); and after every GC (rh_deaths), with
+**   no hook: a recorded slot now free, or not yet swept and unmarked, or
+**   holding a write-barrier-protected object younger than the recorded one
+**   must be by then (the slot was freed and taken again), is dead.
 */
 
 /* rb_gc_stat of a key: reads counters, allocates nothing (keys made at start). */
@@ -440,6 +465,15 @@ static size_t rh_horizon(void)
   size_t step = rh.sweeping ? 2048 + 2 * rh.page_objs : 0;
   size_t free = rh.sweeping != 1 ? rh_stat(rh.k_free) : 0;
   return (step > free ? step : free) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
+}
+
+/* Objects the VM may hand out before its next GC: every slot the last one
+** did not mark (during a marking, more) and the pages it may add, plus the
+** slack of the job after it. */
+static size_t rh_cycle(void)
+{
+  size_t avail = rh_stat(rh.k_avail), marked = rh_stat(rh.k_marked);
+  return (avail > marked ? avail - marked : 0) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
 }
 
 /* The sample point after the object numbered `from` (rh.left carries the
@@ -468,6 +502,19 @@ static void rh_arm(void *unused)
   rb_tracepoint_enable(rh.tp_new);
 }
 
+/* Outside any hook: tp_gc on if the sample point may come before the next
+** GC, tp_new too if it is nearer than the next GC event. */
+static void rh_plan(void)
+{
+  size_t now = rh_stat(rh.k_alloc);
+  if (!rh.gc_on && rh.due <= now + rh_cycle()) {
+    rh.gc_on = 1;
+    rh.sweeping = -1;
+    rb_tracepoint_enable(rh.tp_gc);
+  }
+  if (rh.gc_on && !rh.armed && rh.due <= now + rh_horizon()) rh_arm(NULL);
+}
+
 /* Sampled NEWOBJ: count down; at the sample point record the object. */
 static void rh_newobj(VALUE tpval, void *data)
 {
@@ -481,6 +528,7 @@ static void rh_newobj(VALUE tpval, void *data)
   if (rh.due - now <= rh_horizon()) { rh.skip = rh.due - now - 1; return; }
   rh.armed = 0;                          /* takes effect when this hook returns */
   rb_tracepoint_disable(rh.tp_new);
+  if (rh.gc_on && rh.due - now > rh_cycle()) { rh.gc_on = 0; rb_tracepoint_disable(rh.tp_gc); }
 }
 
 /* Sampled GC events: deaths at the end of marking; the frame cache empties
@@ -488,9 +536,8 @@ static void rh_newobj(VALUE tpval, void *data)
 static void rh_gc_event(VALUE tpval, void *data)
 {
   (void)data;
-  if (!rh.active) return;
+  if (!rh.active || !rh.gc_on) return;
   rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
-  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh_sizes_due(); rh_ractors(); }
   if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_MARK) rh.gen++;
   if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_SWEEP) rh.sweeping = 0;
   if (ev == RUBY_INTERNAL_EVENT_GC_END_MARK) {
@@ -507,6 +554,114 @@ static void rh_gc_event(VALUE tpval, void *data)
   if (rh.due > rh_stat(rh.k_alloc) + rh_horizon()) return;
   rh.arm_asked = 1;
   rb_postponed_job_register_one(0, rh_arm, NULL);
+}
+
+/* The heap pages (their addresses >> RH_PAGE_SHIFT), sorted; scratch. */
+static uintptr_t *rh_pages;
+static size_t rh_npages, rh_pages_cap;
+static int rh_pages_oom;
+
+/* rb_objspace_each_objects_without_setup callback: a page's slots. */
+static int rh_page_add(void *start, void *end, size_t stride, void *data)
+{
+  (void)end; (void)stride; (void)data;
+  if (rh_npages == rh_pages_cap) {
+    size_t cap = rh_pages_cap ? rh_pages_cap * 2 : 1024;
+    uintptr_t *p = realloc(rh_pages, cap * sizeof(*p));
+    if (!p) { rh_pages_oom = 1; return 1; }
+    rh_pages = p; rh_pages_cap = cap;
+  }
+  rh_pages[rh_npages++] = (uintptr_t)start >> RH_PAGE_SHIFT;
+  return 0;
+}
+
+static int rh_page_cmp(const void *a, const void *b)
+{
+  uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Whether the object in a recorded slot is a newer one: write-barrier
+** protected (its age was never reset) and younger than `n` completed
+** markings since the recorded object was made would have left it (each
+** marking ages a protected object, up to old at 3; an old parent only
+** ages its children faster). */
+static int rh_newer(VALUE obj, uint64_t n)
+{
+  unsigned age = (unsigned)(RBASIC(obj)->flags >> RH_AGE_SHIFT) & 3;
+  if (age >= (n < 3 ? n : 3)) return 0;
+  ID f[8];
+  size_t k = rb_obj_gc_flags(obj, f, 8);
+  for (size_t j = 0; j < k; j++)
+    if (f[j] == rh.id_wb_protected) return 1;
+  return 0;
+}
+
+/* Sampled deaths without a hook (after each GC, at stop): a recorded object
+** whose page was freed, whose slot is free (or a zombie), not yet swept and
+** unmarked, or taken by a newer object (rh_newer) is dead. Never reads a
+** page that has been freed: the pages are listed again whenever
+** total_freed_pages moved. A slot taken again by a write-barrier-unprotected
+** object keeps the recorded one live until that one dies. */
+static void rh_deaths(void)
+{
+  if (!rh.ocap || !heaptape_is_running()) return;
+  uint64_t g = rb_gc_count();
+  uint64_t done = rb_gc_latest_gc_info(rh.k_state) == rh.s_marking ? g - 1 : g;
+  size_t freed = rh_stat(rh.k_freed);
+  int listed = 0;
+  if (freed != rh.freed_pages) {
+    rh_npages = 0;
+    rh_pages_oom = 0;
+    rb_objspace_each_objects_without_setup(rh_page_add, NULL);
+    if (rh_pages_oom || !rh_npages) return;   /* out of memory: next time */
+    qsort(rh_pages, rh_npages, sizeof(*rh_pages), rh_page_cmp);
+    listed = 1;
+  }
+  for (size_t i = 0; i < rh.ocap; i++) {
+    RhObj *e = &rh.obj[i];
+    if (e->obj <= 1) continue;
+    int dead;
+    uintptr_t pg = (uintptr_t)e->obj >> RH_PAGE_SHIFT;
+    if (listed && !bsearch(&pg, rh_pages, rh_npages, sizeof(*rh_pages), rh_page_cmp)) {
+      dead = 1;
+    } else {
+      int t = RB_BUILTIN_TYPE(e->obj);
+      if (t == T_MOVED) continue;          /* mid-compaction: its dcompact follows */
+      dead = t == T_NONE || t == T_ZOMBIE || !rb_objspace_markable_object_p(e->obj) ||
+             (done > e->born && rh_newer(e->obj, done - e->born));
+    }
+    if (dead) {
+      heaptape_rt_free((void *)e->obj);
+      e->obj = 1;
+    }
+  }
+  rh.freed_pages = freed;
+}
+
+/* Postponed job after each GC (asked by the holder's dmark): deaths, sizes,
+** other Ractors, and the hooks the next sample point needs. */
+static void rh_gc_job(void *unused)
+{
+  (void)unused;
+  rh.gc_asked = 0;
+  if (!rh.active || !rh.sampled) return;
+  rh_sizes_due();
+  rh_ractors();
+  rh_deaths();
+  rh_plan();
+}
+
+/* dmark of the holder: runs in every GC's marking (nothing but counters and
+** a postponed job here). */
+static void rh_gc_mark(void *unused)
+{
+  (void)unused;
+  if (!rh.active || !rh.sampled) return;
+  rh.gen++;                               /* iseqs may move or die */
+  if (rh.gc_asked) return;
+  rh.gc_asked = 1;
+  rb_postponed_job_register_one(0, rh_gc_job, NULL);
 }
 
 /* -- Sessions ---------------------------------------------------------------- */
@@ -594,22 +749,22 @@ static void rh_begin(const char *path, int frames, int attach)
   rh_ractors();
   if (!rh.sampled) { rb_tracepoint_enable(rh.tp); return; }
   rh.keep = -expm1(-(double)RH_SLOT / (double)t);
-  rh.armed = rh.arm_asked = 0;
+  rh.armed = rh.arm_asked = rh.gc_on = 0;
   rh.sweeping = -1;
   rh.left = 0;
+  rh.freed_pages = rh_stat(rh.k_freed);
   rh_draw(rh_stat(rh.k_alloc));
-  rb_tracepoint_enable(rh.tp_gc);
-  rh_arm(NULL);                           /* it stays on only if the point is near */
-  if (rh.due - rh_stat(rh.k_alloc) > rh_horizon()) { rh.armed = 0; rb_tracepoint_disable(rh.tp_new); }
+  rh_plan();
 }
 
 /* End the session; the stop rc. */
 static int rh_finish(void)
 {
   if (rh.sampled) {
-    rb_tracepoint_disable(rh.tp_gc);
+    if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
     if (rh.armed) rb_tracepoint_disable(rh.tp_new);
-    rh.armed = 0;
+    rh.armed = rh.gc_on = 0;
+    rh_deaths();
   } else {
     rb_tracepoint_disable(rh.tp);
   }
@@ -708,7 +863,18 @@ RH_API void Init_heaptape(void)
   rh.k_alloc = ID2SYM(rb_intern("total_allocated_objects"));
   rh.k_free = ID2SYM(rb_intern("heap_free_slots"));
   rh.k_pages = ID2SYM(rb_intern("heap_allocatable_pages"));
+  rh.k_avail = ID2SYM(rb_intern("heap_available_slots"));
+  rh.k_marked = ID2SYM(rb_intern("heap_marked_slots"));
+  rh.k_freed = ID2SYM(rb_intern("total_freed_pages"));
+  rh.k_state = ID2SYM(rb_intern("state"));
+  rh.s_marking = ID2SYM(rb_intern("marking"));
+  rh.id_wb_protected = rb_intern("wb_protected");
   rb_gc_stat(rh.k_alloc);                 /* the VM makes its stat keys now, not in a hook */
+  rb_gc_latest_gc_info(rh.k_state);       /* and its gc_info keys */
+  {
+    ID f[8];
+    rb_obj_gc_flags(m, f, 8);                 /* and the names of the GC flags */
+  }
   VALUE consts = rb_const_get(rb_const_get(rb_cObject, rb_intern("GC")), rb_intern("INTERNAL_CONSTANTS"));
   VALUE po = rb_hash_aref(consts, ID2SYM(rb_intern("HEAP_PAGE_OBJ_LIMIT")));
   rh.page_objs = NIL_P(po) ? 1024 : NUM2SIZET(po);

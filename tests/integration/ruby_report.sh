@@ -5,7 +5,8 @@
 # them @file:line; go tool pprof -top shows the Ruby methods; start/stop
 # errors and the block form; the live map exact through GC.compact; a fork
 # child records nothing; sampled, through GC.compact; Ractors run, the main
-# one's objects exact, said once on stderr and as a mark.
+# one's objects exact, said once on stderr and as a mark; sampled deaths
+# found with no GC hook on.
 . "$(dirname "$0")/viz_common.inc"
 command -v ruby >/dev/null 2>&1 || { echo "skip: no ruby"; echo "0 passed, 0 failed"; exit 0; }
 export RUBYLIB="$HT_BUILD/ruby"
@@ -144,6 +145,31 @@ PYEOF
 cat "$TMP/cs.chk"
 ok "sampled GC.compact: the kept strings' estimate within 30%, no unknown free" \
   grep -q "^sampled compaction: True" "$TMP/cs.chk"
+
+# Sampled deaths with no GC hook on (tests/ruby/deaths.rb, sampled far more
+# sparsely than the VM collects): the dying ring's sampled objects go off the
+# tape after the GCs that free them (without the check after each GC, 14-31
+# of them were still live at the peak), and none of the strings kept to the
+# end is freed
+(cd "$TMP" && HEAPTAPE_SEED=3 HEAPTAPE_SAMPLE=2M ruby "$HT_ROOT/tests/ruby/deaths.rb" "$TMP/dt.tape" > "$TMP/dt.out" 2>&1)
+ok "sampled deaths: the run completes" test $? = 0
+"$HEAPTAPE" report --json --top 1000 "$TMP/dt.tape" > "$TMP/dt.json" 2>/dev/null
+python3 - "$TMP/dt.json" "$HT_ROOT/tests/ruby/deaths.rb" > "$TMP/dt.chk" <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+src = open(sys.argv[2]).read().splitlines()
+line = lambda tag: [i + 1 for i, l in enumerate(src) if l.rstrip().endswith("# " + tag)][0]
+site = lambda tag: ([s for s in d["bytes"] if s["location"].endswith("deaths.rb:%d" % line(tag))] or [None])[0]
+w = 40 / -math.expm1(-40 / 2097152)   # one sample, in bytes
+ring, keep = site("RING"), site("KEEP")
+rs, rp = (ring["allocs"] * 40 / w, ring["peak"] / w) if ring else (0, 99)
+ks, kf = (keep["allocs"] * 40 / w, keep["frees"]) if keep else (0, -1)
+print("ring: %.0f samples, %.0f live at the peak; keep: %.0f samples, %d freed" % (rs, rp, ks, kf))
+print("deaths found:", rs >= 40 and rp <= 6 and ks >= 1 and kf == 0)
+PYEOF
+cat "$TMP/dt.chk"
+ok "sampled deaths: the ring's dead objects off the tape, no kept string freed" \
+  grep -q "^deaths found: True" "$TMP/dt.chk"
 
 # Ractors: the VM survives; the main Ractor's objects are on the tape exactly
 # (internal tracepoints are per Ractor: the others' objects are not recorded)
