@@ -72,25 +72,24 @@ typedef struct RhStack {
 static struct {
   VALUE tp;                /* every object: NEWOBJ/FREEOBJ/GC_START */
   VALUE tp_gc;             /* sampled: GC_START/END_MARK/ENTER/EXIT, on only near a sample point */
-  VALUE tp_new;            /* sampled: NEWOBJ, on only near a sample point */
   int active;              /* a session runs */
   int own_tape;            /* we started the tape (vs. attached to a preload) */
   int maxdepth;            /* Ruby frames kept per event */
   int sampled;             /* the recording samples (heaptape_rt_gap > 0) */
   double keep;             /* sampled: 1 - exp(-slot / T), a slot's draw probability */
-  int armed;               /* tp_new is enabled */
+  int armed;               /* the NEWOBJ hook (rh_newobj, a raw event hook) is on */
   int gc_on;               /* tp_gc is enabled */
   int gc_asked;            /* the job after a GC is pending */
   size_t freed_pages;      /* total_freed_pages at the last check of deaths */
+  size_t cycle_end;        /* total_allocated_objects the next GC comes by at the latest */
   int arm_asked;           /* a postponed arming is pending */
-  int sweeping;            /* between GC_END_MARK and GC_END_SWEEP; -1 unknown */
   int64_t left;            /* bytes past `due` to the sample point after it */
   size_t due;              /* total_allocated_objects of the next sampled object */
   size_t skip;             /* armed: NEWOBJ events to let pass before it */
   size_t page_objs;        /* objects in a heap page (GC::INTERNAL_CONSTANTS) */
   VALUE k_alloc, k_free, k_pages;   /* rb_gc_stat keys */
   VALUE k_avail, k_marked, k_freed; /* more of them */
-  VALUE k_state, s_marking;         /* rb_gc_latest_gc_info's :state, :marking */
+  VALUE k_state, s_marking, s_sweeping;   /* rb_gc_latest_gc_info's :state and two of its values */
   ID id_wb_protected;               /* rb_obj_gc_flags' name for a write-barrier-protected object */
   uint64_t sizes_ns;       /* sizes brought up to date at most this often (0: at stop) */
   uint64_t sizes_last;     /* when they last were (CLOCK_MONOTONIC ns) */
@@ -439,7 +438,7 @@ static void rh_event(VALUE tpval, void *data)
 **   slots). The job turns the GC events (tp_gc) on only when the next point
 **   may come before the next GC (rh_cycle: the slots not marked by the last
 **   one, the pages the heap may add, RH_SLACK). Those events (a sweep step,
-**   a GC start; a few thousand objects apart) ask for tp_new (a postponed
+**   a GC start; a few thousand objects apart) ask for the NEWOBJ hook (a postponed
 **   job: enabling a hook allocates) once the point is closer than every
 **   object the VM can hand out before the next such event (rh_horizon) plus
 **   RH_SLACK. Armed, NEWOBJ counts down to the point, records that object,
@@ -456,15 +455,16 @@ static void rh_event(VALUE tpval, void *data)
 static size_t rh_stat(VALUE key) { return rb_gc_stat(key); }
 
 /* Objects the VM may hand out before its next GC event, and the slack for a
-** postponed job. Lazily sweeping, a sweep step stops past 2048 free slots
-** (gc.c, gc_sweep_step: one page more at most, and a page pooled for
-** incremental marking); otherwise its free slots; and the pages it may add
-** without a GC (heap_increment). Before the first GC event, the larger. */
+** postponed job: at most its free slots (heap_free_slots: those of swept
+** pages, and more); lazily sweeping, a sweep step comes first when they run
+** out and stops past 2048 free slots (gc.c, gc_sweep_step: one page more at
+** most, and a page pooled for incremental marking); otherwise the pages it
+** may add without a GC too (heap_increment). */
 static size_t rh_horizon(void)
 {
-  size_t step = rh.sweeping ? 2048 + 2 * rh.page_objs : 0;
-  size_t free = rh.sweeping != 1 ? rh_stat(rh.k_free) : 0;
-  return (step > free ? step : free) + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
+  size_t free = rh_stat(rh.k_free), step = 2048 + 2 * rh.page_objs;
+  if (rb_gc_latest_gc_info(rh.k_state) == rh.s_sweeping) return (step < free ? step : free) + RH_SLACK;
+  return free + rh_stat(rh.k_pages) * rh.page_objs + RH_SLACK;
 }
 
 /* Objects the VM may hand out before its next GC: every slot the last one
@@ -489,8 +489,13 @@ static void rh_draw(size_t from)
   rh.left -= (int64_t)(k * RH_SLOT);
 }
 
-/* Postponed job: tp_new on, counting down to the sample point (the next
-** object if the point has passed: the job came late). */
+static void rh_newobj(VALUE data, const rb_trace_arg_t *ta);
+/* rh_newobj as the event hook type (a raw hook takes its own arguments). */
+#define RH_NEWOBJ_HOOK ((rb_event_hook_func_t)(void (*)(void))rh_newobj)
+
+/* Postponed job: the NEWOBJ hook on, counting down to the sample point (the
+** next object if the point has passed: the job came late). A raw event hook
+** rather than a tracepoint: ~50 instructions less per object while on. */
 static void rh_arm(void *unused)
 {
   (void)unused;
@@ -499,49 +504,48 @@ static void rh_arm(void *unused)
   size_t now = rh_stat(rh.k_alloc);
   rh.skip = rh.due > now ? rh.due - now - 1 : 0;
   rh.armed = 1;
-  rb_tracepoint_enable(rh.tp_new);
+  rb_add_event_hook2(RH_NEWOBJ_HOOK, RUBY_INTERNAL_EVENT_NEWOBJ, Qnil,
+                     RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
 }
 
 /* Outside any hook: tp_gc on if the sample point may come before the next
-** GC, tp_new too if it is nearer than the next GC event. */
+** GC, the NEWOBJ hook too if it is nearer than the next GC event. */
 static void rh_plan(void)
 {
   size_t now = rh_stat(rh.k_alloc);
-  if (!rh.gc_on && rh.due <= now + rh_cycle()) {
+  rh.cycle_end = now + rh_cycle();
+  if (!rh.gc_on && rh.due <= rh.cycle_end) {
     rh.gc_on = 1;
-    rh.sweeping = -1;
     rb_tracepoint_enable(rh.tp_gc);
   }
   if (rh.gc_on && !rh.armed && rh.due <= now + rh_horizon()) rh_arm(NULL);
 }
 
 /* Sampled NEWOBJ: count down; at the sample point record the object. */
-static void rh_newobj(VALUE tpval, void *data)
+static void rh_newobj(VALUE data, const rb_trace_arg_t *ta)
 {
   (void)data;
   if (!rh.active || !rh.armed) return;
   if (rh.skip) { rh.skip--; return; }
   rh_take(RH_SLOT);
-  rh_put(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval)));
+  rh_put(rb_tracearg_object((rb_trace_arg_t *)ta));
   size_t now = rh_stat(rh.k_alloc);
   rh_draw(now);
   if (rh.due - now <= rh_horizon()) { rh.skip = rh.due - now - 1; return; }
   rh.armed = 0;                          /* takes effect when this hook returns */
-  rb_tracepoint_disable(rh.tp_new);
-  if (rh.gc_on && rh.due - now > rh_cycle()) { rh.gc_on = 0; rb_tracepoint_disable(rh.tp_gc); }
+  rb_remove_event_hook(RH_NEWOBJ_HOOK);
+  if (rh.gc_on && rh.due > rh.cycle_end) { rh.gc_on = 0; rb_tracepoint_disable(rh.tp_gc); }
 }
 
 /* Sampled GC events: deaths at the end of marking; the frame cache empties
-** at a start; every event asks for tp_new if the sample point is near. */
+** at a start; every event asks for the NEWOBJ hook if the sample point is near. */
 static void rh_gc_event(VALUE tpval, void *data)
 {
   (void)data;
   if (!rh.active || !rh.gc_on) return;
   rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
   if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_MARK) rh.gen++;
-  if (ev == RUBY_INTERNAL_EVENT_GC_START || ev == RUBY_INTERNAL_EVENT_GC_END_SWEEP) rh.sweeping = 0;
   if (ev == RUBY_INTERNAL_EVENT_GC_END_MARK) {
-    rh.sweeping = 1;
     for (size_t i = 0; i < rh.ocap; i++) {
       RhObj *e = &rh.obj[i];
       if (e->obj > 1 && !rb_objspace_marked_object_p(e->obj)) {
@@ -750,7 +754,6 @@ static void rh_begin(const char *path, int frames, int attach)
   if (!rh.sampled) { rb_tracepoint_enable(rh.tp); return; }
   rh.keep = -expm1(-(double)RH_SLOT / (double)t);
   rh.armed = rh.arm_asked = rh.gc_on = 0;
-  rh.sweeping = -1;
   rh.left = 0;
   rh.freed_pages = rh_stat(rh.k_freed);
   rh_draw(rh_stat(rh.k_alloc));
@@ -762,7 +765,7 @@ static int rh_finish(void)
 {
   if (rh.sampled) {
     if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
-    if (rh.armed) rb_tracepoint_disable(rh.tp_new);
+    if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
     rh.armed = rh.gc_on = 0;
     rh_deaths();
   } else {
@@ -853,8 +856,6 @@ RH_API void Init_heaptape(void)
   rh.tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ | RUBY_INTERNAL_EVENT_FREEOBJ |
                             RUBY_INTERNAL_EVENT_GC_START, rh_event, NULL);
   rb_gc_register_address(&rh.tp);
-  rh.tp_new = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, rh_newobj, NULL);
-  rb_gc_register_address(&rh.tp_new);
   rh.tp_gc = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
                                RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
                                RUBY_INTERNAL_EVENT_GC_EXIT,
@@ -868,6 +869,7 @@ RH_API void Init_heaptape(void)
   rh.k_freed = ID2SYM(rb_intern("total_freed_pages"));
   rh.k_state = ID2SYM(rb_intern("state"));
   rh.s_marking = ID2SYM(rb_intern("marking"));
+  rh.s_sweeping = ID2SYM(rb_intern("sweeping"));
   rh.id_wb_protected = rb_intern("wb_protected");
   rb_gc_stat(rh.k_alloc);                 /* the VM makes its stat keys now, not in a hook */
   rb_gc_latest_gc_info(rh.k_state);       /* and its gc_info keys */
