@@ -2,7 +2,7 @@
 # heaptape bench -- overhead of the Ruby extension (docs/RUBY.md) beside
 # ObjectSpace.trace_object_allocations and the memory_profiler gem (Debian's
 # ruby-memory-profiler), and heaptape's native recording of the same script.
-# usage: [B=build] [RUNS=3] [DEPTH=17] [MODES="bare ..."] bench/bench_ruby.sh
+# usage: [B=build] [B2=other-build] [RUNS=3] [DEPTH=17] [MODES="bare ..."] bench/bench_ruby.sh
 # Script: bench/ruby/trees.rb 17 (binary trees of arrays, hashes of strings).
 # Modes, each run RUNS times, interleaved run by run:
 #   bare            ruby script
@@ -11,6 +11,8 @@
 #   module          the extension started as `heaptape record --ruby` starts it
 #                   (RUBYLIB + RUBYOPT=-rheaptape_record), every object, stacks
 #   module-512K     the same with HEAPTAPE_SAMPLE=512K
+#   module-512K-b2  the same with the extension of build B2 (B2 set: added to
+#                   the default modes), to compare two versions in one run
 #   native          LD_PRELOAD libheaptape.so: malloc with native stacks
 #   hooks-gc        empty internal GC event hooks (bench/ruby/hookfloor.c):
 #                   the VM's floor for module-512K
@@ -45,12 +47,15 @@ mode() {
   module) run1 "$T/$m" env RUBYLIB="$RBDIR" RUBYOPT=-rheaptape_record HEAPTAPE_RUBY_OUTPUT="$T/t.tape" ruby $S ;;
   module-512K) run1 "$T/$m" env RUBYLIB="$RBDIR" RUBYOPT=-rheaptape_record HEAPTAPE_RUBY_OUTPUT="$T/t.tape" \
                  HEAPTAPE_SAMPLE=512K ruby $S ;;
+  module-512K-b2) run1 "$T/$m" env RUBYLIB="$ROOT/$B2/ruby" RUBYOPT=-rheaptape_record HEAPTAPE_RUBY_OUTPUT="$T/t.tape" \
+                 HEAPTAPE_SAMPLE=512K ruby $S ;;
   native) run1 "$T/$m" env LD_PRELOAD="$LIB" HEAPTAPE_OUTPUT="$T/t.tape" ruby $S ;;
   hooks-gc) run1 "$T/$m" env HOOKFLOOR=gc ruby -I"$T" -rhookfloor $S ;;
   hooks-obj) run1 "$T/$m" env HOOKFLOOR=obj ruby -I"$T" -rhookfloor $S ;;
   esac
 }
-MODES=${MODES:-"bare trace_alloc memory_profiler module module-512K native hooks-gc hooks-obj"}
+[ -z "${B2:-}" ] || [ -f "$ROOT/$B2/ruby/heaptape.so" ] || { echo "bench_ruby: no $B2/ruby/heaptape.so"; exit 1; }
+MODES=${MODES:-"bare trace_alloc memory_profiler module module-512K${B2:+ module-512K-b2} native hooks-gc hooks-obj"}
 echo "| script | mode | CPU s | wall s | CPU / bare | wall / bare |"
 echo "|---|---|---|---|---|---|"
 i=0

@@ -509,7 +509,7 @@ static void rh_arm(void *unused)
 }
 
 /* Outside any hook: tp_gc on if the sample point may come before the next
-** GC, the NEWOBJ hook too if it is nearer than the next GC event. */
+** GC (off if not), the NEWOBJ hook too if it is nearer than the next GC event. */
 static void rh_plan(void)
 {
   size_t now = rh_stat(rh.k_alloc);
@@ -517,6 +517,9 @@ static void rh_plan(void)
   if (!rh.gc_on && rh.due <= rh.cycle_end) {
     rh.gc_on = 1;
     rb_tracepoint_enable(rh.tp_gc);
+  } else if (rh.gc_on && !rh.armed && !rh.arm_asked && rh.due > rh.cycle_end) {
+    rh.gc_on = 0;
+    rb_tracepoint_disable(rh.tp_gc);
   }
   if (rh.gc_on && !rh.armed && rh.due <= now + rh_horizon()) rh_arm(NULL);
 }
