@@ -150,9 +150,10 @@ ok "sampled GC.compact: the kept strings' estimate within 30%, no unknown free" 
 # sparsely than the VM collects): the dying ring's sampled objects go off the
 # tape after the GCs that free them (without the check after each GC, 14-31
 # of them were still live at the peak), and none of the strings kept to the
-# end is freed
+# end is freed, also when heap pages are freed beside them
 (cd "$TMP" && HEAPTAPE_SEED=3 HEAPTAPE_SAMPLE=2M ruby "$HT_ROOT/tests/ruby/deaths.rb" "$TMP/dt.tape" > "$TMP/dt.out" 2>&1)
 ok "sampled deaths: the run completes" test $? = 0
+ok "sampled deaths: heap pages were freed (the pages listed again)" sh -c "! grep -q 'no heap page freed' '$TMP/dt.out'"
 "$HEAPTAPE" report --json --top 1000 "$TMP/dt.tape" > "$TMP/dt.json" 2>/dev/null
 python3 - "$TMP/dt.json" "$HT_ROOT/tests/ruby/deaths.rb" > "$TMP/dt.chk" <<'PYEOF'
 import json, math, sys
