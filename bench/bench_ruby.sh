@@ -14,8 +14,9 @@
 #   module-512K-b2  the same with the extension of build B2 (B2 set: added to
 #                   the default modes), to compare two versions in one run
 #   native          LD_PRELOAD libheaptape.so: malloc with native stacks
-#   hooks-gc        empty internal GC event hooks (bench/ruby/hookfloor.c):
-#                   the VM's floor for module-512K
+#   hooks-gc        empty internal GC event hooks (bench/ruby/hookfloor.c),
+#                   always on: what they cost (module-512K has them on
+#                   only from the GC before a sample point to the point)
 #   hooks-obj       empty NEWOBJ/FREEOBJ hooks: the floor of a hook per object
 # Medians of CPU time (user + sys, all threads) and wall time; ratios to bare.
 cd "$(dirname "$0")/.." || exit 1

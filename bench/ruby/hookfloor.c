@@ -1,8 +1,8 @@
 /* heaptape bench -- the VM's own cost of internal event hooks (bench_ruby.sh):
 ** `ruby -rhookfloor` with HOOKFLOOR=gc enables empty GC_START, GC_END_MARK,
-** GC_END_SWEEP, GC_ENTER and GC_EXIT hooks (what the sampled extension keeps
-** on), HOOKFLOOR=obj empty NEWOBJ and FREEOBJ hooks (what a hook on every
-** object costs). Built by bench_ruby.sh against Debian's ruby-dev. */
+** GC_END_SWEEP, GC_ENTER and GC_EXIT hooks (what the sampled extension has on
+** near sample points, always on), HOOKFLOOR=obj empty NEWOBJ and FREEOBJ
+** hooks (what a hook on every object costs). Built by bench_ruby.sh against Debian's ruby-dev. */
 #include <stdlib.h>
 #include <string.h>
 
