@@ -1728,6 +1728,11 @@ const uint8_t *ht_reader_access_whole(const HtReader *r, size_t i, size_t *len)
   return h;
 }
 
+uint64_t ht_reader_time_zero(const HtReader *r)
+{
+  return r->ts_base;
+}
+
 /* Body of ACCESS packet i (decompressed into *own when needed), its header
 ** fields in *pk; NULL past the end or when the body is damaged. */
 const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
@@ -1736,10 +1741,14 @@ const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
   *own = NULL;
   if (i >= r->nacc) return NULL;
   const uint8_t *h = r->data + r->acc_off[i];
+  /* Sealed tapes before version 7 kept the journal's times: from its T0
+  ** when the header has one (else they stay off by the journal's zero). */
+  uint64_t base = r->sealed && r->hdr.version < HT_VERSION_SEALED_COLZ ? r->hdr.clock_start
+                                                                      : r->ts_base;
   *pk = (HtPacketInfo){
     .off = r->acc_off[i], .rawlen = ht_ru32(h + 12), .tid = ht_ru32(h + 20),
     .seq0 = ht_ru64(h + 24), .seq1 = ht_ru64(h + 32),
-    .ts0 = ht_ru64(h + 40) > r->ts_base ? ht_ru64(h + 40) - r->ts_base : 0,
+    .ts0 = ht_ru64(h + 40) > base ? ht_ru64(h + 40) - base : 0,
     .nev = ht_ru32(h + 48),
   };
   return packet_body(r, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);

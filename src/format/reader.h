@@ -177,6 +177,9 @@ typedef struct HtPacketInfo {
 /* ACCESS packets of the tape's process, in file order (*accesses: the
 ** accesses they announce, if not NULL). */
 size_t ht_reader_access_count(const HtReader *r, uint64_t *accesses) HT_HIDDEN;
+/* Time zero of a journal's times (ns on its clock): what the reader
+** subtracts from each packet's; 0 for a sealed tape (its times are from it). */
+uint64_t ht_reader_time_zero(const HtReader *r) HT_HIDDEN;
 /* Whole ACCESS packet i (header and stored body), NULL past the end. */
 const uint8_t *ht_reader_access_whole(const HtReader *r, size_t i, size_t *len) HT_HIDDEN;
 /* Body of ACCESS packet i, decompressed into *own (free it) when needed,

@@ -390,10 +390,22 @@ static void sealw_dicts(HtSealW *w, const HtReader *r)
 {
   size_t n;
   const uint8_t *pk;
-  /* Accesses are copied as they are (they name blocks by sequence numbers,
-  ** which sealing keeps). */
   for (size_t i = 0; (pk = ht_reader_dict_packet(r, i, &n)); i++) sealw_out(w, pk, n);
-  for (size_t i = 0; (pk = ht_reader_access_whole(r, i, &n)); i++) sealw_out(w, pk, n);
+  /* Accesses are copied as they are (they name blocks by sequence numbers,
+  ** which sealing keeps) but for their time, from the tape's time zero as
+  ** every sealed time is (version 7). */
+  uint64_t t0 = ht_reader_time_zero(r);
+  for (size_t i = 0; (pk = ht_reader_access_whole(r, i, &n)); i++) {
+    uint8_t h[HT_PHEAD_SIZE];
+    memcpy(h, pk, sizeof(h));
+    uint64_t ts0 = ht_ru64(h + 40);
+    ht_wu64(h + 40, ts0 > t0 ? ts0 - t0 : 0);
+    uLong crc = crc32(0, h, HT_PHEAD_SIZE - 4);
+    crc = crc32(crc, pk + HT_PHEAD_SIZE, (uInt)(n - HT_PHEAD_SIZE));
+    ht_wu32(h + HT_PHEAD_SIZE - 4, (uint32_t)crc);
+    sealw_out(w, h, sizeof(h));
+    sealw_out(w, pk + HT_PHEAD_SIZE, n - HT_PHEAD_SIZE);
+  }
   size_t hlen;
   uint8_t *h = sealw_header(r, &hlen);
   if (!h) { w->err = w->err ? w->err : HEAPTAPE_E_NOMEM; return; }

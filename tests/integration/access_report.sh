@@ -105,4 +105,12 @@ ok "access: a missing file: exit 1" $?
 "$HEAPTAPE" access "$T/aks.tape" >"$T/aks.txt" 2>"$T/aks.err" && grep -q 'sampled 1 in 10' "$T/aks.err" &&
   head -n 1 "$T/aks.txt" | grep -q '(a 1-in-10 sample)'
 ok "access: a sampled tape says so" $?
+# A sealed --access tape gives the journal's report (its accesses' times are
+# from the tape's time zero, as its events' are: version 7).
+cp "$T/ak.tape" "$T/aksealed.tape"
+"$HEAPTAPE" seal "$T/aksealed.tape" >/dev/null 2>&1
+"$HEAPTAPE" access "$T/ak.tape" > "$T/j.txt" 2>&1
+"$HEAPTAPE" access "$T/aksealed.tape" > "$T/s.txt" 2>&1
+grep -q 'freed too late' "$T/j.txt" && cmp -s "$T/j.txt" "$T/s.txt"
+ok "access: the sealed tape's report is the journal's" $?
 finish
