@@ -822,9 +822,6 @@ int cmd_record(int argc, char **argv)
     record_short_usage();
     return HT_EXIT_USAGE;
   }
-  /* --access: the journal unless --seal (heaptape access misreads the
-  ** times of a sealed --access tape: its findings differ). */
-  if (o.access && o.seal == 1) o.seal = 0;
   if (o.keep_journal && (!o.seal || o.no_symbols)) {
     ht_args_bad(&a, "--keep-journal keeps the journal of a sealed tape: not with "
                 "--journal or --no-symbols");
