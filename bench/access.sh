@@ -51,11 +51,7 @@ run() {  # run VARIANT PROG ARGS...
 echo "| program | variant | CPU s (median) | wall s | CPU / none |"
 echo "|---|---|---|---|---|"
 for prog in sqlite3 python3 lua5.4; do
-  case $prog in
-    sqlite3) set -- /usr/bin/sqlite3 :memory: "$ACCESS_SQL" ;;
-    python3) set -- /usr/bin/python3 -c "$ACCESS_PY" ;;
-    lua5.4) set -- /usr/bin/lua5.4 -e "$ACCESS_LUA" ;;
-  esac
+  access_argv "$prog"; set -- "$AW1" "$AW2" "$AW3"
   for v in $variants; do : >"$T/$v.times"; done
   r=0
   while [ $r -lt "$ROUNDS" ]; do

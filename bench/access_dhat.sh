@@ -19,10 +19,7 @@ command -v valgrind >/dev/null || { echo "valgrind missing"; exit 1; }
 mkdir "$T/cwd"
 export PYTHONHASHSEED=0
 for prog in sqlite3 python3; do
-  case $prog in
-    sqlite3) set -- /usr/bin/sqlite3 :memory: "$ACCESS_SQL" ;;
-    python3) set -- /usr/bin/python3 -c "$ACCESS_PY" ;;
-  esac
+  access_argv "$prog"; set -- "$AW1" "$AW2" "$AW3"
   (cd "$T/cwd" && VALGRIND_LIB="$VG" valgrind -q --tool=dhat \
      --dhat-out-file="$T/$prog.dhat" "$@" >/dev/null 2>&1 </dev/null)
   (cd "$T/cwd" && "$H" record --access -o "$T/$prog.tape" -- "$@" >/dev/null 2>&1 </dev/null)
