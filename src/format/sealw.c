@@ -1,5 +1,6 @@
 /* heaptape -- the sealed tape's writer: events in global order into blocks
-** of columns, each block one zstd-compressed packet (format.h, version 2). */
+** of columns, each block one packet of zstd-compressed columns (format.h,
+** versions 2 to 7; it writes 7). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -196,8 +197,8 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
   uint64_t back = b ? b->back : 0;
   size_t blob = 0;
   if (ev->type == HT_EV_THREAD || ev->type == HT_EV_MARK) blob = ev->len;
-  if (ev->type == HT_EV_MODULE || ev->type == HT_EV_UNLOAD)  /* in MODULES too */
-    blob = 2 * (ev->len + ev->build_id_len + ev->nseg * 30);
+  if (ev->type == HT_EV_MODULE || ev->type == HT_EV_UNLOAD)
+    blob = ev->len + ev->build_id_len + ev->nseg * 30;
   sealw_room(w, blob);
   if (!w->nev) {
     w->seq0 = w->seq1 = ev->seq;
