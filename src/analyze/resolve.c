@@ -20,7 +20,8 @@ void ht_resolve_init(HtResolve *rs)
 static size_t resolve_payload(const HtResolve *rs)
 {
   if (!rs->lean) return sizeof(HtBlock);
-  return rs->by_index ? offsetof(HtBlock, index) : offsetof(HtBlock, addr);
+  if (rs->by_index) return offsetof(HtBlock, born_op);  /* the key is the index */
+  return rs->indexed ? offsetof(HtBlock, addr) : offsetof(HtBlock, index);
 }
 
 /* Keep only the first fields of HtBlock. */
@@ -34,6 +35,12 @@ void ht_resolve_lean(HtResolve *rs, int by_index)
   if (by_index) ht_live_dense(&rs->live);
 }
 
+void ht_resolve_indexed(HtResolve *rs)
+{
+  rs->indexed = 1;
+  ht_resolve_lean(rs, rs->by_index);
+}
+
 /* Release what rs owns. */
 void ht_resolve_free(HtResolve *rs)
 {
@@ -44,9 +51,10 @@ void ht_resolve_free(HtResolve *rs)
 /* Forget every block and count. */
 void ht_resolve_reset(HtResolve *rs)
 {
-  int by_index = rs->by_index, lean = rs->lean;
+  int by_index = rs->by_index, lean = rs->lean, indexed = rs->indexed;
   ht_resolve_free(rs);
   ht_resolve_init(rs);
+  rs->indexed = indexed;
   if (lean) ht_resolve_lean(rs, by_index);
   else if (by_index) ht_live_dense(&rs->live);
   rs->by_index = by_index;
@@ -101,7 +109,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     out->known = 1;
     out->op = rs->nops++;
     if (rs->lean && !rs->by_index) out->blk.addr = ev->addr;
-    if (rs->by_index) out->blk.index = ev->back - 1;  /* not in a lean payload */
+    if (rs->by_index) out->blk.index = ev->back - 1;  /* the key */
     return;
   }
   if (ev->type != HT_EV_ALLOC) return;
@@ -116,7 +124,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   if (rs->lean) memset(&out->old, 0, sizeof(out->old));
   if (rs->by_index) {  /* the sealer says which live block the address drops */
     int dropped = ev->back && ht_live_del(&rs->live, ev->back - 1, &out->old);
-    if (dropped) out->old.index = ev->back - 1;  /* not in a lean payload */
+    if (dropped) out->old.index = ev->back - 1;  /* the key */
     b = ht_live_put(&rs->live, out->blk.index, &existed);
     existed = dropped;
   } else {

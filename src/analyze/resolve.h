@@ -38,9 +38,10 @@ typedef struct HtBlock {
   uint64_t weight;           /* bytes it stands for (size if unsampled) */
   uint32_t stack;            /* allocation stack */
   uint32_t tid;              /* allocating thread, | HT_BLOCK_RT for a runtime's */
-  uint64_t addr;             /* its address as on the tape */
-  /* What the operations stream, lifetimes and heap maps need too: */
+  /* What the sealer needs too (ht_resolve_indexed): */
   uint64_t index;            /* allocation index, from 0 */
+  /* What the operations stream, lifetimes and heap maps need too: */
+  uint64_t addr;             /* its address as on the tape */
   uint64_t born_op;          /* op number of its allocation */
   uint64_t born_ts;          /* time of its allocation (ns since the start) */
 } HtBlock;
@@ -63,6 +64,7 @@ struct HtResolve {
                                 on sealed tapes: HtBlock */
   int by_index;              /* sealed tape: events name the blocks they free */
   int lean;                  /* keep size, weight, stack, tid (and addr) only */
+  int indexed;               /* lean, but keep the allocation index too */
   int tableless;             /* lean on a tape whose frees carry their block */
   size_t payload;            /* bytes of HtBlock the table keeps per block */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
@@ -83,6 +85,9 @@ void ht_resolve_free(HtResolve *rs) HT_HIDDEN;
 ** table's slots are half as big. Blocks delivered have index, born_op and
 ** born_ts 0 (and addr from the event). Call before the first event. */
 void ht_resolve_lean(HtResolve *rs, int by_index) HT_HIDDEN;
+/* Lean, but keeping each block's allocation index too (the sealer's: it
+** names the block each free releases). Call before the first event. */
+void ht_resolve_indexed(HtResolve *rs) HT_HIDDEN;
 /* Forget every block and count (for a second pass over the same tape). */
 void ht_resolve_reset(HtResolve *rs) HT_HIDDEN;
 /* Resolve one event (in tape order) into *out. */

@@ -152,6 +152,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   HtSealer *c = ht_sealer_new(r, f, 1, step);
   HtResolve rs;
   ht_resolve_init(&rs);
+  ht_resolve_indexed(&rs);  /* 32 bytes a live block: its index, not its birth */
   rc = c ? ht_resolve_run(&rs, r, ht_sealer_event, NULL, c) : HEAPTAPE_E_NOMEM;
   if (c) {
     int wrc = ht_sealer_finish(c, &rs, rc);

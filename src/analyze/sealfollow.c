@@ -33,6 +33,7 @@ int ht_sealfollow_init(HtSealFollow *sf, const char *path, uint32_t pid, uint64_
   memcpy(sf->tmp, path, n);
   memcpy(sf->tmp + n, ".sealing", sizeof(".sealing"));
   ht_resolve_init(&sf->rs);
+  ht_resolve_indexed(&sf->rs);
   return 0;
 }
 
