@@ -42,7 +42,6 @@ struct HtSealW {
   uint32_t gen;              /* the block being filled */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
-  size_t raw;                /* bytes in the block's columns */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
   size_t hlen;               /* bytes of the header */
 };
@@ -126,7 +125,6 @@ static void sealw_flush(HtSealW *w)
     col_mem(w, b, zn ? w->z.p : c->p, zn ? zn : c->n);
     c->n = 0;
   }
-  w->raw = 0;
   if (b->n > HT_PACKET_MAX) w->err = HEAPTAPE_E_NOMEM;  /* never: see sealw_room */
   col_uleb(w, &w->index, w->seq0);
   col_uleb(w, &w->index, w->ts0);
@@ -141,7 +139,9 @@ static void sealw_flush(HtSealW *w)
 ** within a packet (a reader takes no more; HT_PACKET_MAX). */
 static void sealw_room(HtSealW *w, size_t blob)
 {
-  if (w->nev && w->raw + blob + HT_SC_COUNT * 10 + 256 > HT_PACKET_MAX - 4096)
+  size_t raw = 0;
+  for (int i = 0; i < HT_SC_COUNT; i++) raw += w->col[i].n;
+  if (w->nev && raw + blob + HT_SC_COUNT * 10 + 256 > HT_PACKET_MAX - 4096)
     sealw_flush(w);
 }
 
@@ -325,8 +325,6 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
   /* A damaged journal may repeat a sequence number; the range covers all. */
   if (ev->seq < w->seq0) w->seq0 = ev->seq;
   if (ev->seq > w->seq1) w->seq1 = ev->seq;
-  w->raw = 0;
-  for (int i = 0; i < HT_SC_COUNT; i++) w->raw += c[i].n;
   if (++w->nev == HT_SEAL_BLOCK) sealw_flush(w);
 }
 
