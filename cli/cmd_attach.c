@@ -51,6 +51,9 @@ static const char attach_usage[] =
   "                         quitting the view (q, Ctrl-C) detaches\n"
   "  -h, --help             this text\n";
 
+/* How a recording ended (attach_wait). */
+enum { ATTACH_DETACHED, ATTACH_EXITED, ATTACH_EXECED };
+
 static volatile sig_atomic_t attach_quit;  /* a signal asked us to detach */
 
 /* SIGINT, SIGTERM, SIGHUP: detach and finish. */
@@ -264,34 +267,45 @@ out:
 
 /* -- The command ----------------------------------------------------------------------- */
 
-/* Wait for the end of the recording; 0 detached by us, 1 the process
-** ended or exec'd, 2 detached by someone else. */
+/* After the control block became unreadable or foreign: the process exited
+ * (its memory goes before it is a zombie: reading fails with ESRCH) or
+ * replaced its program (exec: a new memory without the block). */
+static int attach_gone(pid_t who, uintptr_t ca)
+{
+  HtAttachCtl c;
+  char st = ht_proc_state(who);
+  if (!st || st == 'Z' || st == 'X') return ATTACH_EXITED;
+  if (ht_proc_read(who, ca, &c, sizeof(c)) && errno == ESRCH) return ATTACH_EXITED;
+  return ATTACH_EXECED;
+}
+
+/* Wait for the end of the recording: a signal, the duration, heaptape detach,
+ * or the process's exit or exec. */
 static int attach_wait(pid_t pid, pid_t who, uintptr_t ca, uint64_t duration_ns)
 {
-  int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  int pfd = (int)syscall(SYS_pidfd_open, pid, 0), how = -1;
   uint64_t end = duration_ns ? attach_now() + duration_ns : UINT64_MAX;
-  for (;;) {
+  while (how < 0) {
     if (attach_quit || attach_now() >= end) {
       int r = ht_attach_stop(who, ca);
       if (r < 0) ht_cli_error("attach: process %ld did not detach within 10 s", (long)pid);
-      if (pfd >= 0) close(pfd);
-      return r > 0 ? 1 : 0;
+      how = r > 0 ? attach_gone(who, ca) : ATTACH_DETACHED;
+      break;
     }
     struct pollfd p = { pfd, POLLIN, 0 };
     if (pfd >= 0 && poll(&p, 1, 50) > 0) {
-      close(pfd);
-      pfd = -1;
       char st = ht_proc_state(who);     /* (readable also once main has ended) */
-      if (!st || st == 'Z' || st == 'X') return 1;
+      if (!st || st == 'Z' || st == 'X') { how = ATTACH_EXITED; break; }
     }
     if (pfd < 0) { struct timespec ts = { 0, 50000000 }; nanosleep(&ts, NULL); }
     HtAttachCtl c;
-    if (ht_proc_read(who, ca, &c, sizeof(c)) || memcmp(c.magic, HT_ATTACH_MAGIC, 8)) {
-      if (pfd >= 0) close(pfd);
-      return 1;                         /* gone, or a new image (exec) */
-    }
-    if (c.state != HT_AS_RECORDING) { if (pfd >= 0) close(pfd); return 2; }
+    if (ht_proc_read(who, ca, &c, sizeof(c)) || memcmp(c.magic, HT_ATTACH_MAGIC, 8))
+      how = attach_gone(who, ca);       /* gone, or a new image (exec) */
+    else if (c.state != HT_AS_RECORDING)
+      how = ATTACH_DETACHED;            /* heaptape detach */
   }
+  if (pfd >= 0) close(pfd);
+  return how;
 }
 
 /* `heaptape attach [options] PID`. */
@@ -411,12 +425,12 @@ int cmd_attach(int argc, char **argv)
     attach_quit = 1;
   }
   int how = attach_wait((pid_t)pid, who, ca, dur);
-  if (how == 1) {
-    if (ht_proc_state((pid_t)pid) && ht_proc_state((pid_t)pid) != 'Z')
-      fprintf(stderr, "heaptape: process %ld replaced its program (exec): the recording "
-              "ends there\n", pid);
-    else fprintf(stderr, "heaptape: process %ld exited: the recording ends there\n", pid);
-  } else {
+  if (how == ATTACH_EXECED)
+    fprintf(stderr, "heaptape: process %ld replaced its program (exec): the recording "
+            "ends there\n", pid);
+  else if (how == ATTACH_EXITED)
+    fprintf(stderr, "heaptape: process %ld exited: the recording ends there\n", pid);
+  else {
     fprintf(stderr, "heaptape: detached from process %ld\n", pid);
   }
   return ht_attach_finish(tape, nosym) ? HT_EXIT_FAIL : HT_EXIT_OK;

@@ -120,7 +120,7 @@ until_line "$T/e.err" '^ready'
 until_line "$T/atte.err" 'recording process'
 sleep 0.5; kill -USR2 $P; wait $P
 wait $A; rc=$?
-[ $rc = 0 ] && grep -q 'exited' "$T/atte.err"; ok "process exits while attached: attach says so, exit 0" $?
+[ $rc = 0 ] && grep -q 'exited' "$T/atte.err"; ok "process exits while attached: attach says so, exit 0 ($rc: $(sed -n 2p "$T/atte.err"))" $?
 "$HEAPTAPE" dump --no-stacks "$T/e.tape" | tail -n 1 | grep -q 'trailer yes'; ok "process exits while attached: the tape has its trailer" $?
 
 # -- heaptape attach killed: heaptape detach finishes alone -----------------------------------------
