@@ -8,13 +8,14 @@
 
 static const char seal_usage[] =
   "usage: heaptape seal FILE...\n"
-  "Rewrite each tape as a sealed tape (docs/FORMAT.md, version 7): its events\n"
+  "Rewrite each tape as a sealed tape (docs/FORMAT.md, \"Sealed tapes\"): its events\n"
   "in global order, every free naming the allocation it releases, stored in\n"
   "compressed column blocks with an index, and the figures of report, stats,\n"
   "flamegraph, pprof and html computed once, so they read no event.\n"
-  "`heaptape record --seal` seals what it records; seal tapes recorded without\n"
-  "it, by plain LD_PRELOAD, an embedding program or a run that crashed (a tape\n"
-  "not yet symbolised is symbolised first, on the machine that recorded it).\n"
+  "`heaptape record` seals what it records (unless --journal); seal the tapes\n"
+  "of `record --journal`, plain LD_PRELOAD, an embedding program or a run that\n"
+  "crashed (a tape not yet symbolised is symbolised first, on the machine that\n"
+  "recorded it).\n"
   "Every command reads both forms and answers the same; a sealed tape is left\n"
   "as it is (one of version 2 gains its figures).\n";
 
