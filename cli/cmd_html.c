@@ -22,9 +22,10 @@ static const char html_usage[] =
   "usage: heaptape html [options] FILE -o report.html\n"
   "\n"
   "  -o, --output FILE       page to write (default report.html)\n"
-  "  --buckets N             times at which the heap's composition is kept\n"
-  "                          (default 100; the page's data grows with\n"
-  "                          sites x buckets, never with the events)\n"
+  "  --buckets N             times at which the heap's composition is kept:\n"
+  "                          N to 2N, a power of two ns apart (default 100;\n"
+  "                          the page's data grows with sites x buckets,\n"
+  "                          never with the events)\n"
   "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
   "                          allocation wrappers; repeatable\n"
   "\n"
@@ -71,10 +72,9 @@ int cmd_html(int argc, char **argv)
   const HtReadStats *st = ht_reader_stats(r);
   HtSnaps snaps;
   memset(&snaps, 0, sizeof(snaps));
-  snaps.step = ht_snaps_step(st->end_ns, buckets);
-  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX,
-                    .snap_ns = snaps.step, .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss,
-                    .arg = &snaps, .snap_max = 4 * buckets};
+  HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX};
+  ht_snaps_setup(&snaps, buckets, &mo);
+  uint64_t end0 = st->end_ns;  /* the end the scan saw */
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
@@ -88,8 +88,10 @@ int cmd_html(int argc, char **argv)
   if (got < 0) ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
   ht_cli_warn_damage(path, r);
   if (ok && m.snap_cut)
-    ht_cli_error("warning: %s: events past the tape's end (damaged times?): the page stops "
-                 "after %u buckets", path, 4 * buckets);
+    ht_cli_error("warning: %s: times near 2^64 ns (damaged): the page has no buckets", path);
+  else if (ok && end0 && m.duration / 4 > end0)
+    ht_cli_error("warning: %s: events far past the tape's end (damaged times?): the page's "
+                 "%u buckets span them", path, snaps.n);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
@@ -131,6 +133,7 @@ int cmd_html(int argc, char **argv)
   if (acc) ht_accrep_free(acc);
   ht_snaps_free(&snaps);
   ht_model_free(&m);
+  ht_cli_read_log(path, r);
   ht_reader_close(r);
   rc = ok ? HT_EXIT_OK : HT_EXIT_FAIL;
 done:

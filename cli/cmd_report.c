@@ -212,6 +212,7 @@ int cmd_report(int argc, char **argv)
   int failed = fflush(stdout) != 0 || ferror(stdout);
   if (failed) ht_cli_error("report: cannot write the report");
   ht_model_free(&m);
+  ht_cli_read_log(path, r);
   ht_reader_close(r);
   free(wrappers);
   return failed ? HT_EXIT_FAIL : HT_EXIT_OK;

@@ -49,6 +49,8 @@ int ht_cli_access_info(const char *path, struct HtReader *r, struct HtAccessInfo
 void ht_cli_damage(const struct HtReader *r, char *buf, size_t len);
 /* Print "heaptape: warning: <path>: <damage>" if the tape is damaged. */
 void ht_cli_warn_damage(const char *path, const struct HtReader *r);
+/* With HEAPTAPE_READ_LOG set: "heaptape: <path>: N events read of M". */
+void ht_cli_read_log(const char *path, const struct HtReader *r);
 
 /* cli/selfpath.c: the directory of the running heaptape binary into buf
 ** (0 or -1); the first of that directory + subs[i] holding file, into out

@@ -1,7 +1,9 @@
 /* heaptape -- the `heaptape` command: a table of subcommands.
 ** Each subcommand parses its own flags in cli/cmd_<name>.c. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
@@ -84,6 +86,16 @@ void ht_cli_warn_damage(const char *path, const HtReader *r)
   char buf[320];
   ht_cli_damage(r, buf, sizeof(buf));
   if (buf[0]) ht_cli_error("warning: %s: %s", path, buf);
+}
+
+/* With HEAPTAPE_READ_LOG set, say how many events the command read (every
+** pass summed) of those on the tape: 0 when a sealed tape's aggregate
+** section answered. */
+void ht_cli_read_log(const char *path, const HtReader *r)
+{
+  const HtReadStats *st = ht_reader_stats(r);
+  if (getenv("HEAPTAPE_READ_LOG"))
+    ht_cli_error("%s: %" PRIu64 " events read of %" PRIu64, path, st->delivered, st->events);
 }
 
 /* List the subcommands. */

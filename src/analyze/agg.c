@@ -373,7 +373,8 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
 static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtSnaps *sn)
 {
   uint64_t step = rd_u(d), n = rd_count(d, 6);
-  if (d->bad || step != sn->step || !map) { d->bad = 1; return; }
+  if (d->bad || !step || !map) { d->bad = 1; return; }
+  sn->step = step;  /* (ht_snaps_fit checks it) */
   Merge g = {calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8),
              calloc(m->nsite + 1, 1), calloc(m->nsite + 1, 4), 0};
   if (!g.a || !g.b || !g.c || !g.mark || !g.list) { d->bad = 1; m->oom = 1; goto done; }
@@ -586,15 +587,20 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
   size_t len;
   const uint8_t *p = ht_reader_agg(m->r, &len);
   if (!p) return 0;
-  if (!agg_decode(m, sn, at, p, p + len)) {
-    int oom = m->oom;
+  const HtReadStats *st = ht_reader_stats(m->r);
+  uint64_t step = sn ? sn->step : 0;
+  uint32_t fold = sn ? sn->fold : 0;
+  /* Snapshots at another spacing than a pass takes: the pass. */
+  if (!agg_decode(m, sn, at, p, p + len) ||
+      (sn && !ht_snaps_fit(sn, st->end_ns > m->last_ts ? st->end_ns : m->last_ts))) {
+    int oom = m->oom || (sn && sn->oom);
     HtReader *r = m->r;
     HtModelOpts o = m->o;
     ht_model_free(m);
     if (sn) {
-      uint64_t step = sn->step;
       ht_snaps_free(sn);
       sn->step = step;
+      sn->fold = fold;
     }
     if (ht_model_init(m, r, &o)) return HEAPTAPE_E_NOMEM;
     return oom ? HEAPTAPE_E_NOMEM : 0;
@@ -610,7 +616,6 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
   m->at_heap = m->heap;
   m->at_heap_n = m->heap_n;
   m->at_done = 1;
-  const HtReadStats *st = ht_reader_stats(m->r);
   m->duration = st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
   ht_model_derive(m);
   return 1;

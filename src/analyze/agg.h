@@ -19,8 +19,9 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out,
 int ht_agg_model(HtModel *m) HT_HIDDEN;
 
 /* Fill m (initialised, not yet fed; its snapshot options are ignored) and
-** the snapshots sn (empty, sn->step set) from the AGG, when it holds
-** snapshots at sn->step and m asks neither --at nor recent allocations.
+** the snapshots sn (empty, set up by ht_snaps_setup) from the AGG, when its
+** snapshots, folded to sn->fold, are those the pass takes (ht_snaps_fit)
+** and m asks neither --at nor recent allocations.
 ** Returns 1 done, 0 when it cannot (m and sn are empty again: make the
 ** pass), or HEAPTAPE_E_NOMEM. */
 int ht_agg_load_snaps(HtModel *m, HtSnaps *sn) HT_HIDDEN;

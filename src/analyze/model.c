@@ -292,9 +292,23 @@ static void model_take_at(HtModel *m)
   m->at_done = 1;
 }
 
-/* Take the snapshot due, unless o.snap_max are taken: then stop them. */
+/* Take the snapshot due, unless o.snap_max are taken: then stop them; or
+** o.snap_fold: then keep every other one at twice the step (the caller
+** checks again whether the next is due). */
 static void model_snap(HtModel *m)
 {
+  if (m->o.snap_fold && m->nsnap >= m->o.snap_fold) {
+    if (m->o.snap_ns > UINT64_MAX / 4 / ((uint64_t)m->o.snap_fold + 2)) {
+      m->snap_cut = 1;  /* times near 2^64: damaged */
+      m->o.snap_ns = 0;
+      return;
+    }
+    if (m->o.on_fold) m->o.on_fold(m->o.arg);
+    m->nsnap /= 2;
+    m->o.snap_ns *= 2;
+    m->next_snap = (uint64_t)(m->nsnap + 1) * m->o.snap_ns;
+    return;
+  }
   if (m->o.snap_max && m->nsnap >= m->o.snap_max) {
     m->snap_cut = 1;
     m->o.snap_ns = 0;

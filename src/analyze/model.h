@@ -108,6 +108,9 @@ typedef struct HtModel HtModel;
 
 /* Called every snap_ns of tape time with the heap as it was then. */
 typedef void (*HtSnapFn)(void *arg, const HtModel *m, uint64_t t_ns);
+/* Called when a snapshot is due past o.snap_fold: keep every other one
+** (the 2nd, 4th, ...); the step doubles. */
+typedef void (*HtFoldFn)(void *arg);
 /* Called now and then during the pass: events done of about total. */
 typedef void (*HtProgressFn)(void *arg, uint64_t done, uint64_t total);
 /* Called with every RSS sample: its tape time and resident bytes. */
@@ -122,6 +125,9 @@ typedef struct HtModelOpts {
   uint32_t snap_max;         /* at most this many snapshots (0 = no limit): a
                                 damaged time far past the tape's end must
                                 not cost a long loop */
+  uint32_t snap_fold;        /* when a snapshot is due past this many (even;
+                                0 = never): on_fold, and snap_ns doubles */
+  HtFoldFn on_fold;          /* the snapshots' fold callback */
   HtProgressFn progress;     /* progress callback, or NULL */
   HtRssFn on_rss;            /* RSS sample callback, or NULL */
   int split;                 /* one site per (stack, thread, domain), as
@@ -181,7 +187,8 @@ struct HtModel {
   int at_done;               /* the --at composition is taken */
   uint64_t next_snap;        /* tape time of the next snapshot */
   uint32_t nsnap;            /* snapshots taken */
-  int snap_cut;              /* snapshots stopped at o.snap_max */
+  int snap_cut;              /* snapshots stopped (o.snap_max, or folded
+                                times near 2^64) */
   uint64_t rss_max;          /* largest RSS event */
   uint64_t first_ts;         /* first event time */
   uint64_t last_ts;          /* last event time */

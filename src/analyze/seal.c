@@ -31,8 +31,7 @@ struct HtSealer {
   HtSealW *w;
   HtModel m;
   int mrc;                   /* the model's set-up failed */
-  int snaps;                 /* the HTML page's snapshots are taken */
-  HtSnaps sn;                /* those snapshots, taken of m */
+  HtSnaps sn;                /* the HTML page's snapshots, taken of m */
 };
 
 /* Hand one resolved event to the writer with the block it names, and to
@@ -54,24 +53,23 @@ static uint8_t *seal_agg(HtSealer *c, size_t *len)
 {
   uint8_t *agg = NULL;
   ht_model_finish(&c->m);
-  /* Snapshots cut short (times past the end the scan saw) are left out. */
-  const HtSnaps *sn = c->snaps && !c->m.snap_cut ? &c->sn : NULL;
+  /* Snapshots cut short (times near 2^64: damaged) are left out. */
+  const HtSnaps *sn = !c->m.snap_cut ? &c->sn : NULL;
   if (c->m.oom || ht_agg_encode(&c->m, sn, &agg, len)) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
   return agg;
 }
 
 /* Begin sealing r's events into f. */
-HtSealer *ht_sealer_new(HtReader *r, FILE *f, int snaps, uint64_t snap_step)
+HtSealer *ht_sealer_new(HtReader *r, FILE *f)
 {
   HtSealer *c = calloc(1, sizeof(*c));
   if (!c) return NULL;
   c->r = r;
-  c->snaps = snaps;
-  c->sn.step = snaps ? snap_step : 0;
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1, .snap_ns = c->sn.step,
-                    .on_snap = ht_snaps_take, .on_rss = ht_snaps_rss, .arg = &c->sn,
-                    .snap_max = 4 * HT_SNAPS_BUCKETS};
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
+  /* Snapshots that fold as the journal goes on: the same whether sealed
+  ** after the run or while it grows (its duration unknown). */
+  ht_snaps_setup(&c->sn, HT_SNAPS_BUCKETS, &mo);
   c->mrc = ht_model_init(&c->m, r, &mo);
   c->w = c->mrc ? NULL : ht_sealw_new(f, r);
   if (!c->w) {
@@ -148,8 +146,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     ht_reader_close(r);
     return HEAPTAPE_E_IO;
   }
-  uint64_t step = ht_snaps_step(ht_reader_stats(r)->end_ns, HT_SNAPS_BUCKETS);
-  HtSealer *c = ht_sealer_new(r, f, 1, step);
+  HtSealer *c = ht_sealer_new(r, f);
   HtResolve rs;
   ht_resolve_init(&rs);
   ht_resolve_indexed(&rs);  /* 32 bytes a live block: its index, not its birth */

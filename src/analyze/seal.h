@@ -32,12 +32,10 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sum, char *err
 typedef struct HtSealer HtSealer;
 
 /* Begin sealing the events r will deliver into f (not owned): the header
-** now, blocks as events come, the rest at ht_sealer_finish. snaps: take the
-** HTML page's snapshots every snap_step ns of tape time (offline sealing:
-** the journal's duration / HT_SNAPS_BUCKETS); 0 leaves them out of the
-** aggregate section (a journal still growing has no known duration). NULL
-** when out of memory. */
-HtSealer *ht_sealer_new(HtReader *r, FILE *f, int snaps, uint64_t snap_step) HT_HIDDEN;
+** now, blocks as events come, the rest at ht_sealer_finish; the HTML page's
+** snapshots fold as the events come (ht_snaps_setup), so a journal still
+** growing gets the same as a whole one. NULL when out of memory. */
+HtSealer *ht_sealer_new(HtReader *r, FILE *f) HT_HIDDEN;
 /* HtResFn: one resolved event, in the journal's global order. */
 void ht_sealer_event(void *sealer, const HtRes *res) HT_HIDDEN;
 /* Write the rest from r's final reading (its dictionaries, damage and

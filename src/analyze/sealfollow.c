@@ -3,8 +3,7 @@
 ** finalisation's summary and modules gathered on the way, so that after the
 ** program exits only the tail, the symbols and the sealed tape's last
 ** packets remain. The result is the sealed tape `heaptape seal` makes of
-** the same journal, but for the HTML page's snapshots (their spacing
-** depends on the journal's final duration): docs/FORMAT.md. */
+** the same journal, byte for byte. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +70,7 @@ static void sf_open(HtSealFollow *sf)
   if (ht_reader_sealed(sf->r)) { sf_give_up(sf, "already sealed"); return; }
   sf->f = fopen(sf->tmp, "wb");
   if (!sf->f) { sf_give_up(sf, strerror(errno)); return; }
-  sf->s = ht_sealer_new(sf->r, sf->f, 0, 0);
+  sf->s = ht_sealer_new(sf->r, sf->f);
   if (!sf->s) { sf_give_up(sf, "out of memory"); return; }
   sf->scan = (HtSymScan){.r = sf->r, .sy = sf->sy, .sum = &sf->sum};
 }

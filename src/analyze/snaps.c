@@ -7,15 +7,15 @@
 #include "snaps.h"
 #include "../base/grow.h"
 
-/* The interval giving `buckets` snapshots over duration_ns (at step, 2 step,
-** ... up to the end). Not rounded to a 1-2-5 value: rounding up gave as few
-** as 40% of the buckets asked for. A tape shorter than buckets^2 ns (10 us
-** for 100) may get fewer: the step is a whole number of ns. */
-uint64_t ht_snaps_step(uint64_t duration_ns, unsigned buckets)
+/* The step the snapshots of a pass over duration_ns get when they fold at
+** `fold` (ht_snaps_setup): the smallest power of two (ns) giving at most
+** fold snapshots (at step, 2 step, ... up to the end). A pass needs not
+** know it (its snapshots fold as the tape goes on); readers of stored
+** snapshots compare with it. */
+uint64_t ht_snaps_step(uint64_t duration_ns, uint32_t fold)
 {
-  if (!duration_ns || !buckets) return 0;
-  uint64_t step = duration_ns / buckets;
-  if (!step || duration_ns / step > buckets) step++;
+  uint64_t step = 1;
+  while (fold && duration_ns / step > fold && step < UINT64_MAX / 4) step *= 2;
   return step;
 }
 
@@ -25,6 +25,15 @@ static int snaps_grow(HtSnaps *s, void *v, size_t need, size_t *cap, size_t sz)
   if (!ht_grow(v, cap, need, sz)) return 0;
   s->oom = 1;
   return -1;
+}
+
+/* In the snapshot begun: site holds only blocks of 0 bytes (report --at
+** counts them). */
+static void snaps_zero(HtSnaps *s, uint32_t site, uint64_t blocks)
+{
+  if (s->oom || snaps_grow(s, &s->zent, s->nzent + 2, &s->czent, sizeof(uint64_t))) return;
+  s->zent[s->nzent++] = site;
+  s->zent[s->nzent++] = blocks;
 }
 
 /* Start snapshot n at time t with the heap and the totals so far. */
@@ -111,12 +120,79 @@ void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
       p[1] = f->temp;
     }
     if (f->live) ht_snaps_live(s, i, f->live, f->live_n);
-    else if (f->live_n && !snaps_grow(s, &s->zent, s->nzent + 2, &s->czent, sizeof(uint64_t))) {
-      s->zent[s->nzent++] = i;  /* blocks of 0 bytes: for report --at's count */
-      s->zent[s->nzent++] = f->live_n;
-    }
+    else if (f->live_n) snaps_zero(s, i, f->live_n);
   }
   ht_snaps_end(s);
+}
+
+/* HtFoldFn: keep every other snapshot (the 2nd, 4th, ...), each with the
+** calls and temporaries of the one dropped before it, at twice the step:
+** the snapshots a pass at that step takes. An odd last one is dropped (the
+** next at the new step is not taken yet). */
+void ht_snaps_fold(void *arg)
+{
+  HtSnaps *s = arg, o = *s;
+  if (s->oom) return;
+  s->t = s->heap = s->allocs = s->temp = s->ent = s->entn = s->zent = s->dent = NULL;
+  s->first = s->dfirst = s->zfirst = NULL;
+  s->n = s->c = 0;
+  s->nent = s->cent = s->centn = s->nzent = s->czent = s->ndent = s->cdent = 0;
+  s->step = o.step * 2;
+  for (uint32_t k = 1; k < o.n && !s->oom; k += 2) {
+    if (ht_snaps_begin(s, o.t[k], o.heap[k], o.allocs[k], o.temp[k])) break;
+    for (size_t e = o.first[k]; e < o.first[k + 1]; e += 2)
+      ht_snaps_live(s, (uint32_t)o.ent[e], o.ent[e + 1], o.entn[e / 2]);
+    for (size_t e = o.zfirst[k]; e < o.zfirst[k + 1]; e += 2)
+      snaps_zero(s, (uint32_t)o.zent[e], o.zent[e + 1]);
+    /* Both snapshots' triples, sites rising in each: merged, summed. */
+    size_t a = o.dfirst[k - 1], ae = o.dfirst[k], b = ae, be = o.dfirst[k + 1];
+    while (a < ae || b < be) {
+      if (b == be || (a < ae && o.dent[a] < o.dent[b])) {
+        ht_snaps_calls(s, (uint32_t)o.dent[a], o.dent[a + 1], o.dent[a + 2]);
+        a += 3;
+      } else if (a == ae || o.dent[b] < o.dent[a]) {
+        ht_snaps_calls(s, (uint32_t)o.dent[b], o.dent[b + 1], o.dent[b + 2]);
+        b += 3;
+      } else {
+        ht_snaps_calls(s, (uint32_t)o.dent[a], o.dent[a + 1] + o.dent[b + 1],
+                       o.dent[a + 2] + o.dent[b + 2]);
+        a += 3;
+        b += 3;
+      }
+    }
+    ht_snaps_end(s);
+  }
+  free(o.t); free(o.heap); free(o.allocs); free(o.temp); free(o.ent); free(o.entn);
+  free(o.zent); free(o.dent); free(o.first); free(o.dfirst); free(o.zfirst);
+}
+
+/* Set s (empty) and mo up for snapshots that fold at 2 * buckets: from
+** every ns, their step doubles whenever more are due, so that a pass of
+** unknown length ends with `buckets` to 2 * buckets of them (or fewer
+** on a tape shorter than 2 * buckets ns), spaced as ht_snaps_step says. */
+void ht_snaps_setup(HtSnaps *s, unsigned buckets, HtModelOpts *mo)
+{
+  s->step = 1;
+  s->fold = 2 * buckets;
+  mo->snap_ns = 1;
+  mo->snap_fold = s->fold;
+  mo->on_snap = ht_snaps_take;
+  mo->on_fold = ht_snaps_fold;
+  mo->on_rss = ht_snaps_rss;
+  mo->arg = s;
+}
+
+/* Fold snapshots loaded from a tape to s->fold; 1 when they are then the
+** ones a pass over duration_ns gives (ht_snaps_setup), 0 when not (another
+** spacing, or cut short). */
+int ht_snaps_fit(HtSnaps *s, uint64_t duration_ns)
+{
+  while (!s->oom && s->fold && s->n > s->fold && s->step < UINT64_MAX / 4) ht_snaps_fold(s);
+  if (s->oom || s->step != ht_snaps_step(duration_ns, s->fold) || s->n != duration_ns / s->step)
+    return 0;
+  for (uint32_t i = 0; i < s->n; i++)
+    if (s->t[i] != (uint64_t)(i + 1) * s->step) return 0;
+  return 1;
 }
 
 /* HtRssFn: keep an RSS sample. */

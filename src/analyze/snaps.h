@@ -7,7 +7,8 @@
 #include "model.h"
 
 /* Per-site live bytes at evenly spaced times, gathered during the pass
-** (ht_snaps_take as the model's on_snap, ht_snaps_rss as its on_rss). */
+** (ht_snaps_take as the model's on_snap, ht_snaps_fold as its on_fold,
+** ht_snaps_rss as its on_rss: ht_snaps_setup). */
 typedef struct HtSnaps {
   uint64_t step;             /* ns between snapshots (0 = none) */
   uint64_t *t;               /* snapshot times */
@@ -32,15 +33,26 @@ typedef struct HtSnaps {
   uint32_t nprev;            /* sites in prev */
   uint64_t *rss;             /* (time, bytes) of every RSS sample */
   size_t nrss, crss;         /* used, allocated (in pairs * 2) */
+  uint32_t fold;             /* at most this many: then every other is
+                                kept at twice the step (ht_snaps_setup) */
   int oom;                   /* out of memory */
 } HtSnaps;
 
 #define HT_SNAPS_BUCKETS 100   /* snapshots of the HTML page unless told */
 
-/* The interval giving `buckets` snapshots over duration_ns (duration / buckets). */
-uint64_t ht_snaps_step(uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
+/* The step of the snapshots a pass over duration_ns takes when they fold
+** at `fold`: the smallest power of two (ns) giving at most fold of them. */
+uint64_t ht_snaps_step(uint64_t duration_ns, uint32_t fold) HT_HIDDEN;
+/* Set s (zeroed) and mo's snapshot options up for `buckets` to 2 * buckets
+** snapshots over a pass of any length: they start every ns and fold. */
+void ht_snaps_setup(HtSnaps *s, unsigned buckets, HtModelOpts *mo) HT_HIDDEN;
 /* HtSnapFn: record the live bytes of every site (arg is HtSnaps *). */
 void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
+/* HtFoldFn: keep every other snapshot, at twice the step (arg is HtSnaps *). */
+void ht_snaps_fold(void *arg) HT_HIDDEN;
+/* Snapshots loaded from a tape (any step): fold them to s->fold; 1 when
+** they are then those a pass over duration_ns takes, else 0. */
+int ht_snaps_fit(HtSnaps *s, uint64_t duration_ns) HT_HIDDEN;
 void ht_snaps_free(HtSnaps *s) HT_HIDDEN;
 /* Snapshots built piece by piece (agg.c): begin one (0, or -1 out of
 ** memory), add its sites in increasing order, end it. */

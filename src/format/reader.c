@@ -1409,7 +1409,11 @@ static int seal_next(HtReader *r, HtEvent *ev)
 int ht_reader_next(HtReader *r, HtEvent *ev)
 {
   if (r->pass == 0) r->pass = 1;
-  if (r->sealed) return seal_next(r, ev);
+  if (r->sealed) {
+    int rc = seal_next(r, ev);
+    if (rc > 0) r->st.delivered++;
+    return rc;
+  }
   Cursor *c = r->pending;
   if (c) {
     r->pending = NULL;
@@ -1448,6 +1452,7 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
   r->ts_last = ev->ts;
   if (ev->type == HT_EV_MODULE) reader_module(r, ev);
   r->pending = c;
+  r->st.delivered++;
   return 1;
 }
 

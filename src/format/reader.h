@@ -96,6 +96,7 @@ typedef struct HtReadStats {
   uint64_t end_ns;           /* end of recording (trailer, else last event) */
   uint64_t first_error_off;  /* byte offset of the first damage, or UINT64_MAX */
   char first_error[160];     /* what was wrong there */
+  uint64_t delivered;        /* events ht_reader_next gave, every pass summed */
 } HtReadStats;
 
 typedef struct HtReader HtReader;

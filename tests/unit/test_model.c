@@ -6,6 +6,7 @@
 #include "rep_tapes.h"
 #include "format/reader.h"
 #include "analyze/model.h"
+#include "analyze/snaps.h"
 #include "output/report.h"
 
 static Tape tape;
@@ -152,6 +153,70 @@ static void test_at_and_snapshots(void)
   CHECK_EQ(snap_heap[3], 760);
   ht_model_free(&m);
   ht_reader_close(r);
+  free(tape.p);
+}
+
+/* Two sets of snapshots hold the same figures. */
+static void same_snaps(const HtSnaps *a, const HtSnaps *b)
+{
+  CHECK_EQ(a->step, b->step);
+  CHECK_EQ(a->n, b->n);
+  if (a->n != b->n) return;
+  for (uint32_t k = 0; k < a->n; k++) {
+    CHECK_EQ(a->t[k], b->t[k]);
+    CHECK_EQ(a->heap[k], b->heap[k]);
+    CHECK_EQ(a->allocs[k], b->allocs[k]);
+    CHECK_EQ(a->temp[k], b->temp[k]);
+    CHECK_EQ(a->first[k + 1] - a->first[k], b->first[k + 1] - b->first[k]);
+    CHECK_EQ(a->dfirst[k + 1] - a->dfirst[k], b->dfirst[k + 1] - b->dfirst[k]);
+    CHECK_EQ(a->zfirst[k + 1] - a->zfirst[k], b->zfirst[k + 1] - b->zfirst[k]);
+  }
+  CHECK_EQ(a->nent, b->nent);
+  CHECK_EQ(a->ndent, b->ndent);
+  for (size_t e = 0; e < a->nent && e < b->nent; e++) CHECK_EQ(a->ent[e], b->ent[e]);
+  for (size_t e = 0; e < a->nent / 2 && e < b->nent / 2; e++) CHECK_EQ(a->entn[e], b->entn[e]);
+  for (size_t e = 0; e < a->ndent && e < b->ndent; e++) CHECK_EQ(a->dent[e], b->dent[e]);
+}
+
+/* Snapshots that fold (from every ns, every other kept at twice the step
+** whenever more are due) end as those a pass at their final step takes;
+** folding those of a finer pass further, as a loader does, gives the same. */
+static void test_folded_snapshots(void)
+{
+  HtModel m;
+  HtSnaps fold = {0}, fine = {0}, fixed = {0};
+  HtModelOpts o = {.at_ns = UINT64_MAX};
+  tape_basic(&tape);
+  ht_snaps_setup(&fold, 2, &o);  /* 2 to 4 snapshots over 2 s */
+  HtReader *r = run(&tape, &m, &o);
+  uint64_t step = 1ull << 29;    /* 2 s / 2^29 ns = 3.7 */
+  CHECK_EQ(ht_snaps_step(m.duration, 4), step);
+  CHECK_EQ(fold.step, step);
+  CHECK_EQ(fold.n, 3);
+  CHECK_EQ(fold.heap[0], 1500);  /* at 0.54 s, after the peak at 0.5 s */
+  CHECK_EQ(ht_snaps_fit(&fold, m.duration), 1);
+  CHECK_EQ(ht_snaps_fit(&fold, m.duration + step), 0);  /* one short */
+  ht_model_free(&m);
+  ht_reader_close(r);
+  fixed.step = step;
+  HtModelOpts of = {.at_ns = UINT64_MAX, .snap_ns = step, .on_snap = ht_snaps_take,
+                    .arg = &fixed};
+  r = run(&tape, &m, &of);
+  ht_model_free(&m);
+  ht_reader_close(r);
+  same_snaps(&fold, &fixed);
+  HtModelOpts o8 = {.at_ns = UINT64_MAX};
+  ht_snaps_setup(&fine, 8, &o8);  /* 8 to 16 */
+  r = run(&tape, &m, &o8);
+  CHECK_EQ(fine.step, 1ull << 27);
+  CHECK_EQ(fine.n, 14);
+  CHECK_EQ(ht_snaps_fit(&fine, m.duration), 1);
+  fine.fold = 4;                   /* folded twice: 7, then 3 */
+  CHECK_EQ(ht_snaps_fit(&fine, m.duration), 1);
+  same_snaps(&fine, &fixed);
+  ht_model_free(&m);
+  ht_reader_close(r);
+  ht_snaps_free(&fold); ht_snaps_free(&fine); ht_snaps_free(&fixed);
   free(tape.p);
 }
 
@@ -336,6 +401,7 @@ int main(void)
   TEST(test_basic_sites);
   TEST(test_wrapper);
   TEST(test_at_and_snapshots);
+  TEST(test_folded_snapshots);
   TEST(test_sampled);
   TEST(test_lua);
   TEST(test_bounded);
