@@ -22,10 +22,9 @@ static const char html_usage[] =
   "usage: heaptape html [options] FILE -o report.html\n"
   "\n"
   "  -o, --output FILE       page to write (default report.html)\n"
-  "  --buckets N             times at which the heap's composition is kept:\n"
-  "                          N to 2N, a power of two ns apart (default 100;\n"
-  "                          the page's data grows with sites x buckets,\n"
-  "                          never with the events)\n"
+  "  --buckets N             times at which the heap's composition is kept\n"
+  "                          (default 100; the page's data grows with\n"
+  "                          sites x buckets, never with the events)\n"
   "  --wrapper NAME          treat functions matching NAME (a glob) as\n"
   "                          allocation wrappers; repeatable\n"
   "\n"
@@ -93,6 +92,7 @@ int cmd_html(int argc, char **argv)
     ht_cli_error("warning: %s: events far past the tape's end (damaged times?): the page's "
                  "%u buckets span them", path, snaps.n);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
+  if (ok) ht_snaps_pick(&snaps, m.duration, buckets);  /* buckets of the N to 2N */
   if (ok && (snaps.oom || ht_flame_build(&fl, &m))) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     if (!snaps.oom) ht_flame_free(&fl);

@@ -125,45 +125,97 @@ void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns)
   ht_snaps_end(s);
 }
 
+static int snaps_u32_cmp(const void *x, const void *y)
+{
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Keep the snapshots keep[0..nk) (rising indexes), each with the calls
+** and temporaries of the dropped ones since the previous kept; the rest go. */
+static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
+{
+  HtSnaps o = *s;
+  if (s->oom) return;
+  uint64_t nsite = 0;  /* sites named by the triples */
+  for (size_t e = 0; e < o.ndent; e += 3)
+    if (o.dent[e] >= nsite) nsite = o.dent[e] + 1;
+  uint64_t *sum = calloc(2 * nsite + 1, sizeof(uint64_t));
+  uint8_t *mark = calloc(nsite + 1, 1);
+  uint32_t *list = malloc((nsite + 1) * sizeof(uint32_t));
+  if (!sum || !mark || !list) {
+    free(sum); free(mark); free(list);
+    s->oom = 1;
+    return;
+  }
+  s->t = s->heap = s->allocs = s->temp = s->ent = s->entn = s->zent = s->dent = NULL;
+  s->first = s->dfirst = s->zfirst = NULL;
+  s->n = s->c = 0;
+  s->nent = s->cent = s->centn = s->nzent = s->czent = s->ndent = s->cdent = 0;
+  uint32_t from = 0;
+  for (uint32_t j = 0; j < nk && !s->oom; j++) {
+    uint32_t k = keep[j];
+    if (ht_snaps_begin(s, o.t[k], o.heap[k], o.allocs[k], o.temp[k])) break;
+    for (size_t e = o.first[k]; e < o.first[k + 1]; e += 2)
+      ht_snaps_live(s, (uint32_t)o.ent[e], o.ent[e + 1], o.entn[e / 2]);
+    for (size_t e = o.zfirst[k]; e < o.zfirst[k + 1]; e += 2)
+      snaps_zero(s, (uint32_t)o.zent[e], o.zent[e + 1]);
+    uint32_t nl = 0;  /* the sites of the triples from..k, summed */
+    for (size_t e = o.dfirst[from]; e < o.dfirst[k + 1]; e += 3) {
+      uint32_t i = (uint32_t)o.dent[e];
+      if (!mark[i]) { mark[i] = 1; list[nl++] = i; }
+      sum[2 * i] += o.dent[e + 1];
+      sum[2 * i + 1] += o.dent[e + 2];
+    }
+    qsort(list, nl, sizeof(uint32_t), snaps_u32_cmp);
+    for (uint32_t l = 0; l < nl; l++) {
+      uint32_t i = list[l];
+      ht_snaps_calls(s, i, sum[2 * i], sum[2 * i + 1]);
+      sum[2 * i] = sum[2 * i + 1] = 0;
+      mark[i] = 0;
+    }
+    ht_snaps_end(s);
+    from = k + 1;
+  }
+  free(sum); free(mark); free(list);
+  free(o.t); free(o.heap); free(o.allocs); free(o.temp); free(o.ent); free(o.entn);
+  free(o.zent); free(o.dent); free(o.first); free(o.dfirst); free(o.zfirst);
+}
+
 /* HtFoldFn: keep every other snapshot (the 2nd, 4th, ...), each with the
 ** calls and temporaries of the one dropped before it, at twice the step:
 ** the snapshots a pass at that step takes. An odd last one is dropped (the
 ** next at the new step is not taken yet). */
 void ht_snaps_fold(void *arg)
 {
-  HtSnaps *s = arg, o = *s;
-  if (s->oom) return;
-  s->t = s->heap = s->allocs = s->temp = s->ent = s->entn = s->zent = s->dent = NULL;
-  s->first = s->dfirst = s->zfirst = NULL;
-  s->n = s->c = 0;
-  s->nent = s->cent = s->centn = s->nzent = s->czent = s->ndent = s->cdent = 0;
-  s->step = o.step * 2;
-  for (uint32_t k = 1; k < o.n && !s->oom; k += 2) {
-    if (ht_snaps_begin(s, o.t[k], o.heap[k], o.allocs[k], o.temp[k])) break;
-    for (size_t e = o.first[k]; e < o.first[k + 1]; e += 2)
-      ht_snaps_live(s, (uint32_t)o.ent[e], o.ent[e + 1], o.entn[e / 2]);
-    for (size_t e = o.zfirst[k]; e < o.zfirst[k + 1]; e += 2)
-      snaps_zero(s, (uint32_t)o.zent[e], o.zent[e + 1]);
-    /* Both snapshots' triples, sites rising in each: merged, summed. */
-    size_t a = o.dfirst[k - 1], ae = o.dfirst[k], b = ae, be = o.dfirst[k + 1];
-    while (a < ae || b < be) {
-      if (b == be || (a < ae && o.dent[a] < o.dent[b])) {
-        ht_snaps_calls(s, (uint32_t)o.dent[a], o.dent[a + 1], o.dent[a + 2]);
-        a += 3;
-      } else if (a == ae || o.dent[b] < o.dent[a]) {
-        ht_snaps_calls(s, (uint32_t)o.dent[b], o.dent[b + 1], o.dent[b + 2]);
-        b += 3;
-      } else {
-        ht_snaps_calls(s, (uint32_t)o.dent[a], o.dent[a + 1] + o.dent[b + 1],
-                       o.dent[a + 2] + o.dent[b + 2]);
-        a += 3;
-        b += 3;
-      }
-    }
-    ht_snaps_end(s);
+  HtSnaps *s = arg;
+  uint32_t *keep = malloc((s->n / 2 + 1) * sizeof(uint32_t));
+  if (!keep) { s->oom = 1; return; }
+  for (uint32_t j = 0; j < s->n / 2; j++) keep[j] = 2 * j + 1;
+  snaps_keep(s, keep, s->n / 2);
+  free(keep);
+  s->step *= 2;
+}
+
+/* For a page of `buckets` (the snapshots folded to 2 * buckets over
+** duration_ns): the last snapshot at or before each of duration / buckets,
+** 2 duration / buckets, ... up to the end, so that the page holds buckets
+** of them, a step apart at most from even spacing; s->step becomes that
+** spacing. Fewer snapshots than buckets (a tape of a few ns) stay. */
+void ht_snaps_pick(HtSnaps *s, uint64_t duration_ns, unsigned buckets)
+{
+  if (s->oom || !buckets || s->n <= buckets || !s->step) return;
+  uint32_t *keep = malloc(buckets * sizeof(uint32_t));
+  if (!keep) { s->oom = 1; return; }
+  uint64_t q = duration_ns / buckets, r = duration_ns % buckets;
+  uint32_t nk = 0;
+  for (unsigned j = 1; j <= buckets; j++) {
+    uint64_t at = q * j + r * j / buckets, k = at / s->step;  /* snapshot k at k step */
+    if (k >= 1 && k <= s->n && (!nk || keep[nk - 1] < k - 1)) keep[nk++] = (uint32_t)(k - 1);
   }
-  free(o.t); free(o.heap); free(o.allocs); free(o.temp); free(o.ent); free(o.entn);
-  free(o.zent); free(o.dent); free(o.first); free(o.dfirst); free(o.zfirst);
+  snaps_keep(s, keep, nk);
+  free(keep);
+  s->step = q;
 }
 
 /* Set s (empty) and mo up for snapshots that fold at 2 * buckets: from

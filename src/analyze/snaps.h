@@ -50,6 +50,9 @@ void ht_snaps_setup(HtSnaps *s, unsigned buckets, HtModelOpts *mo) HT_HIDDEN;
 void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
 /* HtFoldFn: keep every other snapshot, at twice the step (arg is HtSnaps *). */
 void ht_snaps_fold(void *arg) HT_HIDDEN;
+/* A page's `buckets` of the snapshots: the last one at or before each
+** multiple of duration / buckets; step becomes that spacing. */
+void ht_snaps_pick(HtSnaps *s, uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
 /* Snapshots loaded from a tape (any step): fold them to s->fold; 1 when
 ** they are then those a pass over duration_ns takes, else 0. */
 int ht_snaps_fit(HtSnaps *s, uint64_t duration_ns) HT_HIDDEN;

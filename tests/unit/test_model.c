@@ -216,6 +216,23 @@ static void test_folded_snapshots(void)
   same_snaps(&fine, &fixed);
   ht_model_free(&m);
   ht_reader_close(r);
+  /* A page of 4 buckets from the 14: the last at or before 0.5, 1, 1.5, 2 s,
+  ** the calls of those between added up. */
+  HtSnaps page = {0};
+  HtModelOpts op = {.at_ns = UINT64_MAX};
+  ht_snaps_setup(&page, 8, &op);
+  r = run(&tape, &m, &op);
+  ht_snaps_pick(&page, m.duration, 4);
+  CHECK_EQ(page.n, 4);
+  CHECK_EQ(page.step, 500 * MS);
+  uint64_t fine_step = 1ull << 27, want[] = {3, 7, 11, 14};
+  uint64_t calls = 0;
+  for (size_t e = 0; e < page.ndent; e += 3) calls += page.dent[e + 1];
+  for (uint32_t k = 0; k < 4 && page.n == 4; k++) CHECK_EQ(page.t[k], want[k] * fine_step);
+  CHECK(page.n == 4 && calls == page.allocs[3]);
+  ht_snaps_free(&page);
+  ht_model_free(&m);
+  ht_reader_close(r);
   ht_snaps_free(&fold); ht_snaps_free(&fine); ht_snaps_free(&fixed);
   free(tape.p);
 }
