@@ -613,14 +613,27 @@ static VG_REGPARM(2) void hv_load(Addr a, SizeT sz) { access_note(a, sz, HT_AK_L
 static VG_REGPARM(2) void hv_store(Addr a, SizeT sz) { access_note(a, sz, HT_AK_STORE); }
 static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK_MODIFY); }
 
-/* --access-sample: called when the generated code's countdown over all
-** accesses (heap or not) reached 0; a skipped access costs no call. */
-static VG_REGPARM(2) void hv_load_s(Addr a, SizeT sz)
-{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_LOAD); }
-static VG_REGPARM(2) void hv_store_s(Addr a, SizeT sz)
-{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_STORE); }
-static VG_REGPARM(2) void hv_modify_s(Addr a, SizeT sz)
-{ acc_countdown = sample_gap(); access_note(a, sz, HT_AK_MODIFY); }
+/* --access-sample: the generated code stores the address of every access
+** of a segment (a superblock's accesses up to a side exit, at most HV_SEG)
+** in seg_addr, and at the segment's end subtracts its count from the
+** countdown, calling hv_segment only when the countdown ends inside it: a
+** skipped access costs one store, a segment one compare (a call and a
+** countdown per access made translation twice as slow on python3). tab:
+** the segment's access count, then (size << 2 | kind) of each; c: the
+** countdown at the segment's start, so access c is the one kept. */
+#define HV_SEG 64
+static Addr seg_addr[HV_SEG];
+
+static VG_REGPARM(2) void hv_segment(ULong c, const UInt *tab)
+{
+  ULong n = tab[0], k = c;
+  do {
+    UInt e = tab[k];
+    access_note(seg_addr[k - 1], e >> 2, e & 3);
+    k += sample_gap();
+  } while (k <= n);
+  acc_countdown = k - n;
+}
 
 /* The kernel's accesses for a system call (read() filling a buffer, write()
 ** reading one, a path read as a string) and a client request's writes: one
@@ -676,29 +689,22 @@ static IRExpr *ir_let(IRSB *sb, IRType ty, IRExpr *ex)
   return IRExpr_RdTmp(t);
 }
 
+/* Every access (no --access-sample): a call per access within the heap's
+** bounds, after the instruction (its statements compute the addresses). */
 static void evs_flush(IRSB *sb)
 {
-  Bool sampled = clo_sample > 1;
   for (Int i = 0; i < nevs; i++) {
     Ev *e = &evs[i];
     const HChar *name;
     void *fn;
     switch (e->kind) {
-    case HT_AK_LOAD: name = sampled ? "hv_load_s" : "hv_load"; fn = sampled ? hv_load_s : hv_load; break;
-    case HT_AK_STORE: name = sampled ? "hv_store_s" : "hv_store"; fn = sampled ? hv_store_s : hv_store; break;
-    default: name = sampled ? "hv_modify_s" : "hv_modify"; fn = sampled ? hv_modify_s : hv_modify; break;
+    case HT_AK_LOAD: name = "hv_load"; fn = hv_load; break;
+    case HT_AK_STORE: name = "hv_store"; fn = hv_store; break;
+    default: name = "hv_modify"; fn = hv_modify; break;
     }
     IRExpr **argv = mkIRExprVec_2(e->addr, mkIRExpr_HWord(e->size));
     IRDirty *di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), argv);
-    if (sampled) {  /* countdown -= 1 (if the access happens); call at 0 */
-      IRExpr *cd = mkIRExpr_HWord((HWord)&acc_countdown);
-      IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cd));
-      IRExpr *dec = e->guard ? ir_let(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, e->guard))
-                             : IRExpr_Const(IRConst_U64(1));
-      IRExpr *c1 = ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, dec));
-      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cd, c1));
-      di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, c1, IRExpr_Const(IRConst_U64(0))));
-    } else if (e->guard) {
+    if (e->guard) {
       di->guard = e->guard;
     } else {  /* call only for addresses within the heap's bounds (as DHAT
               ** skips its call for stack accesses): addr - lo < span */
@@ -718,8 +724,82 @@ static void evs_flush(IRSB *sb)
   nevs = 0;
 }
 
+/* --access-sample: the segment being instrumented. seg_tab[0] counts its
+** accesses, seg_tab[k] is the k-th's (size << 2 | kind); seg_insn: the
+** index of the current instruction's first access (a load and a store of
+** the same address and size in it are one modify). */
+static UInt seg_tab[HV_SEG + 1];
+static UInt seg_insn;
+static IRExpr *seg_last_addr;         /* the last access's address, if unguarded */
+
+/* The segment's table, interned (segments repeat: one copy each). */
+typedef struct SegTab { struct SegTab *next; UInt hash; UInt e[]; } SegTab;
+#define HV_SEGTABS 4096
+static SegTab *segtabs[HV_SEGTABS];
+
+static const UInt *segtab_intern(void)
+{
+  UInt n = seg_tab[0], h = 2166136261u;
+  for (UInt i = 0; i <= n; i++) h = (h ^ seg_tab[i]) * 16777619u;
+  SegTab **head = &segtabs[h & (HV_SEGTABS - 1)];
+  for (SegTab *t = *head; t; t = t->next)
+    if (t->hash == h && t->e[0] == n && !VG_(memcmp)(t->e, seg_tab, (n + 1) * sizeof(UInt)))
+      return t->e;
+  SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab) + (n + 1) * sizeof(UInt));
+  t->next = *head; t->hash = h;
+  VG_(memcpy)(t->e, seg_tab, (n + 1) * sizeof(UInt));
+  *head = t;
+  return t->e;
+}
+
+/* The segment's end: countdown -= n; hv_segment(countdown, tab) if it was <= n. */
+static void seg_flush(IRSB *sb)
+{
+  UInt n = seg_tab[0];
+  seg_tab[0] = 0;
+  seg_insn = 0;
+  seg_last_addr = NULL;
+  if (!n) return;
+  IRExpr *cd = mkIRExpr_HWord((HWord)&acc_countdown), *nn = IRExpr_Const(IRConst_U64(n));
+  IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cd));
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cd, ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, nn))));
+  seg_tab[0] = n;
+  IRExpr **argv = mkIRExprVec_2(c, mkIRExpr_HWord((HWord)segtab_intern()));
+  seg_tab[0] = 0;
+  IRDirty *di = unsafeIRDirty_0_N(2, "hv_segment", VG_(fnptr_to_fnentry)(hv_segment), argv);
+  di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, c, nn));
+  addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* One access of the segment: its address stored now (0 when its guard is
+** false: a trial that keeps nothing, so the sample stays fair). */
+static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
+{
+  UInt n = seg_tab[0];
+  if (kind == HT_AK_STORE && !guard && n > seg_insn && seg_last_addr &&
+      seg_tab[n] == ((UInt)size << 2 | HT_AK_LOAD) && eqIRAtom(seg_last_addr, addr)) {
+    seg_tab[n] = (UInt)size << 2 | HT_AK_MODIFY;
+    seg_last_addr = NULL;
+    return;
+  }
+  if (n == HV_SEG) {
+    seg_flush(sb);
+    n = 0;
+  }
+  IRExpr *a = guard ? ir_let(sb, Ity_I64, IRExpr_ITE(guard, addr, IRExpr_Const(IRConst_U64(0))))
+                    : addr;
+  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&seg_addr[n]), a));
+  seg_tab[++n] = (UInt)size << 2 | kind;
+  seg_tab[0] = n;
+  seg_last_addr = guard ? NULL : addr;
+}
+
 static void ev_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
 {
+  if (clo_sample > 1) {
+    seg_add(sb, kind, addr, size, guard);
+    return;
+  }
   if (kind == HT_AK_STORE && !guard && nevs > 0) {
     Ev *last = &evs[nevs - 1];
     if (last->kind == HT_AK_LOAD && !last->guard && last->size == size &&
@@ -742,13 +822,19 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   Int i = 0;
   while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
   nevs = 0;
+  seg_tab[0] = seg_insn = 0;
+  seg_last_addr = NULL;
   for (; i < in->stmts_used; i++) {
     IRStmt *st = in->stmts[i];
     if (!st || st->tag == Ist_NoOp) continue;
     switch (st->tag) {
     case Ist_IMark:
+      evs_flush(out);
+      seg_insn = seg_tab[0];
+      break;
     case Ist_Exit:
       evs_flush(out);
+      seg_flush(out);
       break;
     case Ist_WrTmp:
       if (st->Ist.WrTmp.data->tag == Iex_Load)
@@ -799,6 +885,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
     addStmtToIRSB(out, st);
   }
   evs_flush(out);
+  seg_flush(out);
   return out;
 }
 
