@@ -263,6 +263,9 @@ typedef struct ThreadTape {
   Bool stale;                /* the slot may have a new thread: ask lwp again */
   StackSlot *st;             /* stack nodes by (parent, ip) */
   UInt stmask, nst;          /* slots - 1, nodes */
+  Addr last_ip[HV_FRAMES];   /* the last stack, outermost first, */
+  UInt last_id[HV_FRAMES];   /* and its nodes: the next one shares a prefix */
+  UInt last_n;               /* its frames */
 } ThreadTape;
 
 static ThreadTape **threads;           /* by Valgrind thread id (VG_N_THREADS) */
@@ -288,6 +291,7 @@ static void thread_stacks_reset(ThreadTape *t)
   if (t->st) VG_(free)(t->st);
   t->stmask = 1023;
   t->nst = 0;
+  t->last_n = 0;
   t->st = VG_(calloc)("heaptape.stacks", t->stmask + 1, sizeof(StackSlot));
 }
 
@@ -344,29 +348,38 @@ static void stack_grow(ThreadTape *t)
 }
 
 /* The stack of the allocation being made, as an id of t's tree (defining
-** the nodes it lacks); the replacement function's own frame is left out. */
+** the nodes it lacks); the replacement function's own frame is left out.
+** The frames it shares with the thread's last stack from the outermost on
+** take that stack's nodes without a look-up (a program allocates from the
+** same few call paths: the look-ups were most of a stack's cost). */
 static UInt stack_of(ThreadId vtid, ThreadTape *t)
 {
   Addr ips[HV_FRAMES + 1];
   UInt n = VG_(get_StackTrace)(vtid, ips, HV_FRAMES + 1, NULL, NULL, 0);
   if (n <= 1) return 0;
-  uint64_t vals[HV_FRAMES];
-  UInt parent = 0, k = 0;
-  for (Int i = (Int)n - 1; i >= 1; i--) {  /* outermost first */
-    UInt slot, id = stack_find(t, parent, ips[i], &slot);
-    if (id) { parent = id; continue; }
-    /* New from here on: nodes nst+1 .. in one STACK record. */
-    UInt first = t->nst + 1, up = parent;
-    for (; i >= 1; i--) {
+  UInt depth = n - 1, j = 0, parent = 0;  /* frame j (outermost first) is ips[depth - j] */
+  for (; j < depth && j < t->last_n && t->last_ip[j] == ips[depth - j]; j++) parent = t->last_id[j];
+  for (; j < depth; j++) {
+    UInt slot, id = stack_find(t, parent, ips[depth - j], &slot);
+    if (!id) break;
+    t->last_ip[j] = ips[depth - j];
+    t->last_id[j] = parent = id;
+  }
+  if (j < depth) {  /* new from here on: nodes nst+1 .. in one STACK record */
+    uint64_t vals[HV_FRAMES];
+    UInt first = t->nst + 1, up = parent, k = 0;
+    for (; j < depth; j++) {
+      UInt slot;
       if ((t->nst + 2) * 2 > t->stmask + 1) stack_grow(t);
-      stack_find(t, parent, ips[i], &slot);
-      t->st[slot] = (StackSlot){ .ip = ips[i], .parent = parent, .id = ++t->nst };
-      parent = t->nst;
-      vals[k++] = (ULong)ips[i] << 1;
+      stack_find(t, parent, ips[depth - j], &slot);
+      t->st[slot] = (StackSlot){ .ip = ips[depth - j], .parent = parent, .id = ++t->nst };
+      t->last_ip[j] = ips[depth - j];
+      t->last_id[j] = parent = t->nst;
+      vals[k++] = (ULong)ips[depth - j] << 1;
     }
     ht_stream_stack_define(&t->s, first, up, vals, k);
-    break;
   }
+  t->last_n = depth;
   return parent;
 }
 
@@ -612,15 +625,18 @@ static SizeT hv_usable_size(ThreadId t, void *p)
 
 /* -- Accesses ------------------------------------------------------------- */
 
-/* ln x for 0 < x <= 1 (a tool has no libm): x = m 2^e, ln m = 2 atanh z with
-** z = (m - 1) / (m + 1) < 1/3, whose series' terms past z^21 are below 1e-11. */
+/* ln x for 0 < x <= 1 (a tool has no libm): x = m 2^e with m in
+** [sqrt(1/2), sqrt(2)), ln m = 2 atanh z with |z| = |m - 1| / (m + 1) < 0.172,
+** whose series' terms past z^13 are below 1e-11 (it runs at every kept access). */
 static double ln_unit(double x)
 {
   union { double d; ULong u; } v = { .d = x };
   Int e = (Int)((v.u >> 52) & 0x7ff) - 1023;
   v.u = (v.u & ((1ull << 52) - 1)) | (1023ull << 52);
-  double z = (v.d - 1) / (v.d + 1), z2 = z * z, pw = z, sum = 0;
-  for (Int k = 1; k <= 21; k += 2, pw *= z2) sum += pw / k;
+  if (v.d > 1.4142135623730951) { v.d *= 0.5; e++; }
+  double z = (v.d - 1) / (v.d + 1), z2 = z * z;
+  double sum = z * (1 + z2 * (1.0 / 3 + z2 * (1.0 / 5 + z2 * (1.0 / 7 + z2 * (1.0 / 9 +
+               z2 * (1.0 / 11 + z2 * (1.0 / 13)))))));
   return 2 * sum + e * 0.69314718055994531;
 }
 
