@@ -420,16 +420,28 @@ static void mods_scan(ThreadTape *t)
   }
 }
 
-/* -- Live blocks: an interval tree (as DHAT's) ---------------------------- */
+/* -- Live blocks ---------------------------------------------------------- */
 
 typedef struct Block {
-  Addr payload;              /* its address */
+  Addr payload;              /* its address (0: an empty slot) */
   SizeT size;                /* requested bytes */
-  SizeT isz;                 /* bytes it covers in the tree (>= 1) */
+  SizeT isz;                 /* bytes it covers (>= 1) */
   ULong seq;                 /* sequence number of its ALLOC */
 } Block;
 
-static WordFM *blocks;                /* Block* -> unused, by interval */
+/* Blocks of up to HV_SMALL bytes at 16-byte aligned addresses (most of
+** them) are kept in an open-addressing table by address, the Block in its
+** slot: an allocation or a free is a hash and a probe or two, where an
+** interval tree (DHAT's WordFM) cost two tree walks and two of Valgrind's
+** allocations per block. An address inside one is found by trying the
+** HV_SMALL / 16 aligned starts below it. The others (large or odd blocks,
+** few) are kept in the interval tree. */
+#define HV_SMALL 256
+#define HV_ALIGN 16
+static Block *btab;                   /* the table (linear probing) */
+static UWord bmask, bcount;           /* slots - 1, blocks in it */
+static WordFM *bigs;                  /* the other blocks: Block* by interval */
+static UWord nbigs;
 static Addr heap_lo = ~(Addr)0, heap_hi;  /* bounds of every block so far */
 static ULong heap_span;               /* heap_hi - heap_lo (0 before the first block):
                                       ** the generated code tests against it inline */
@@ -442,17 +454,112 @@ static Word block_cmp(UWord k1, UWord k2)
   return 0;
 }
 
-/* A direct-mapped cache of blocks found, by address / 32, before the tree:
+static inline UWord btab_home(Addr p)
+{
+  return (UWord)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> 32) & bmask;
+}
+
+/* The slot of the block at exactly p, or NULL. */
+static inline Block *btab_get(Addr p)
+{
+  for (UWord i = btab_home(p);; i = (i + 1) & bmask) {
+    if (btab[i].payload == p) return &btab[i];
+    if (!btab[i].payload) return NULL;
+  }
+}
+
+static void btab_put(const Block *b)
+{
+  UWord i = btab_home(b->payload);
+  while (btab[i].payload) i = (i + 1) & bmask;
+  btab[i] = *b;
+}
+
+static void btab_init(UWord slots)
+{
+  btab = VG_(calloc)("heaptape.blocks", slots, sizeof(Block));
+  bmask = slots - 1;
+}
+
+static void btab_add(const Block *b)
+{
+  if ((bcount + 1) * 2 > bmask + 1) {  /* at most half full */
+    Block *old = btab;
+    UWord n = bmask + 1;
+    btab_init(n * 2);
+    for (UWord i = 0; i < n; i++)
+      if (old[i].payload) btab_put(&old[i]);
+    VG_(free)(old);
+  }
+  btab_put(b);
+  bcount++;
+}
+
+/* Empty slot i, moving back the blocks after it that probed past it. */
+static void btab_del(Block *slot)
+{
+  UWord i = (UWord)(slot - btab), j = i;
+  for (;;) {
+    j = (j + 1) & bmask;
+    if (!btab[j].payload) break;
+    UWord k = btab_home(btab[j].payload);
+    if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+      btab[i] = btab[j];
+      i = j;
+    }
+  }
+  btab[i].payload = 0;
+  bcount--;
+}
+
+static inline Bool block_small(Addr p, SizeT isz)
+{
+  return isz <= HV_SMALL && !(p & (HV_ALIGN - 1));
+}
+
+/* The live block at exactly p (a copy), or False. */
+static Bool block_at(Addr p, Block *out)
+{
+  Block *s = btab_get(p);
+  if (s) { *out = *s; return True; }
+  if (!nbigs) return False;
+  Block fake = { .payload = p, .isz = 1 };
+  UWord k, v;
+  if (!VG_(lookupFM)(bigs, &k, &v, (UWord)&fake) || ((Block *)k)->payload != p) return False;
+  *out = *(Block *)k;
+  return True;
+}
+
+/* The live block containing a, or NULL: a small one starting at one of the
+** aligned addresses below a (the nearest below a that is a block is the
+** only one that may contain it), or a big one. */
+static const Block *block_containing(Addr a)
+{
+  if (nbigs) {
+    Block fake = { .payload = a, .isz = 1 };
+    UWord k, v;
+    if (VG_(lookupFM)(bigs, &k, &v, (UWord)&fake)) return (const Block *)k;
+  }
+  Addr p = a & ~(Addr)(HV_ALIGN - 1);
+  for (UInt i = 0; i < HV_SMALL / HV_ALIGN && p >= heap_lo; i++, p -= HV_ALIGN) {
+    const Block *s = btab_get(p);
+    if (s) return a - s->payload < s->isz ? s : NULL;
+  }
+  return NULL;
+}
+
+/* A direct-mapped cache of blocks found, by address / 32, before the table:
 ** programs alternate among a few blocks (a table and its strings), which a
 ** one-entry cache missed half the time on lua5.4 (the tree's compares then
-** took a fifth of the run). A slot copies its block's bounds, so a hit is
-** one compare; a block's slots are cleared when it is freed. */
+** took a fifth of the run). A slot copies its block's bounds and sequence
+** number, so a hit is one compare; a block's slots are cleared when it is
+** freed. */
 #define HV_BCACHE 4096
 #define HV_BCACHE_SHIFT 5
 typedef struct BlockSlot {
   Addr lo;                   /* the block's first byte */
-  SizeT isz;                 /* its bytes in the tree (0: empty slot) */
-  Block *b;                  /* the block */
+  SizeT isz;                 /* its bytes (0: empty slot) */
+  ULong seq;                 /* its ALLOC's sequence number */
 } BlockSlot;
 static BlockSlot bcache[HV_BCACHE];
 
@@ -461,16 +568,14 @@ static inline BlockSlot *bcache_slot(Addr a)
   return &bcache[(a >> HV_BCACHE_SHIFT) & (HV_BCACHE - 1)];
 }
 
-static Block *block_find(Addr a)
+static const BlockSlot *block_find(Addr a)
 {
   BlockSlot *s = bcache_slot(a);
-  if (LIKELY(a - s->lo < s->isz)) return s->b;
-  Block fake = { .payload = a, .isz = 1 };
-  UWord k, v;
-  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake)) return NULL;
-  Block *b = (Block *)k;
-  *s = (BlockSlot){ .lo = b->payload, .isz = b->isz, .b = b };
-  return b;
+  if (LIKELY(a - s->lo < s->isz)) return s;
+  const Block *b = block_containing(a);
+  if (!b) return NULL;
+  *s = (BlockSlot){ .lo = b->payload, .isz = b->isz, .seq = b->seq };
+  return s;
 }
 
 /* Clear the slots that may hold b (those of the addresses it covers). */
@@ -480,7 +585,7 @@ static void bcache_forget(const Block *b)
   ULong n = last - first + 1 < HV_BCACHE ? last - first + 1 : HV_BCACHE;
   for (ULong i = 0; i < n; i++) {
     BlockSlot *s = &bcache[(first + i) & (HV_BCACHE - 1)];
-    if (s->b == b) *s = (BlockSlot){ 0 };
+    if (s->lo == b->payload) *s = (BlockSlot){ 0 };
   }
 }
 
@@ -517,18 +622,25 @@ static ThreadTape *event_begin(ThreadId vtid)
 /* Keep the block just allocated at p and write its ALLOC. */
 static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kind)
 {
-  Block *b = VG_(malloc)("heaptape.block", sizeof(Block));
-  *b = (Block){ .payload = (Addr)p, .size = size, .isz = size ? size : 1 };
-  VG_(addToFM)(blocks, (UWord)b, 0);
+  Block b = { .payload = (Addr)p, .size = size, .isz = size ? size : 1 };
   if ((Addr)p < heap_lo) heap_lo = (Addr)p;
-  if ((Addr)p + b->isz > heap_hi) heap_hi = (Addr)p + b->isz;
+  if ((Addr)p + b.isz > heap_hi) heap_hi = (Addr)p + b.isz;
   heap_span = heap_hi - heap_lo;
-  if (tape_fd < 0) return;
-  ThreadTape *t = event_begin(vtid);
-  UInt stack = stack_of(vtid, t);
-  b->seq = ++g_seq;
-  ht_stream_alloc(&t->s, b->seq, kind, size, (Addr)p, stack,
-                  HT_K_HAS_ALIGN(kind) ? align : 0, 0);
+  if (tape_fd >= 0) {
+    ThreadTape *t = event_begin(vtid);
+    UInt stack = stack_of(vtid, t);
+    b.seq = ++g_seq;
+    ht_stream_alloc(&t->s, b.seq, kind, size, (Addr)p, stack,
+                    HT_K_HAS_ALIGN(kind) ? align : 0, 0);
+  }
+  if (block_small(b.payload, b.isz)) {
+    btab_add(&b);
+  } else {
+    Block *big = VG_(malloc)("heaptape.block", sizeof(Block));
+    *big = b;
+    VG_(addToFM)(bigs, (UWord)big, 0);
+    nbigs++;
+  }
 }
 
 static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool zero)
@@ -543,18 +655,26 @@ static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool z
 /* Forget the block at p (our allocation); False if p is not one. */
 static Bool block_drop(ThreadId vtid, void *p, UInt kind)
 {
-  Block fake = { .payload = (Addr)p, .isz = 1 };
-  UWord k, v;
-  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
-    return False;
-  Block *b = (Block *)k;
-  VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
-  bcache_forget(b);
+  Block b;
+  Block *s = btab_get((Addr)p);
+  if (s) {
+    b = *s;
+    btab_del(s);
+  } else {
+    Block fake = { .payload = (Addr)p, .isz = 1 };
+    UWord k, v;
+    if (!nbigs || !VG_(lookupFM)(bigs, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
+      return False;
+    b = *(Block *)k;
+    VG_(delFromFM)(bigs, NULL, NULL, k);
+    VG_(free)((Block *)k);
+    nbigs--;
+  }
+  bcache_forget(&b);
   if (tape_fd >= 0) {
     ThreadTape *t = event_begin(vtid);
-    ht_stream_free(&t->s, ++g_seq, kind, (Addr)p, b->size);
+    ht_stream_free(&t->s, ++g_seq, kind, (Addr)p, b.size);
   }
-  VG_(free)(b);
   return True;
 }
 
@@ -596,11 +716,9 @@ static void access_core(Addr a, SizeT sz, UInt kind);
 static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
 {
   if (!p) return block_new(vtid, n, VG_(clo_alignment), HT_K_REALLOC, False);
-  Block fake = { .payload = (Addr)p, .isz = 1 };
-  UWord k, v;
-  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
-    return NULL;  /* not a block of ours */
-  SizeT old = ((Block *)k)->size;
+  Block b;
+  if (!block_at((Addr)p, &b)) return NULL;  /* not a block of ours */
+  SizeT old = b.size;
   void *q = VG_(cli_malloc)(VG_(clo_alignment), n);
   if (!q) return NULL;
   SizeT kept = old < n ? old : n;
@@ -616,11 +734,8 @@ static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
 static SizeT hv_usable_size(ThreadId t, void *p)
 {
   (void)t;
-  Block fake = { .payload = (Addr)p, .isz = 1 };
-  UWord k, v;
-  if (!VG_(lookupFM)(blocks, &k, &v, (UWord)&fake) || ((Block *)k)->payload != (Addr)p)
-    return 0;
-  return ((Block *)k)->size;
+  Block b;
+  return block_at((Addr)p, &b) ? b.size : 0;
 }
 
 /* -- Accesses ------------------------------------------------------------- */
@@ -665,14 +780,14 @@ static ULong sample_gap(void)
 static inline void access_note(Addr a, SizeT sz, UInt kind)
 {
   if (LIKELY(a - heap_lo >= heap_span)) return;
-  Block *b = block_find(a);
+  const BlockSlot *b = block_find(a);
   if (!b || tape_fd < 0) return;
   if (UNLIKELY(++acc_since_clock >= HV_CLOCK_EVERY)) {
     acc_since_clock = 0;
     now_ns = clock_now();
   }
   if (ht_accessw_full(&accw)) access_flush();
-  ht_accessw_add(&accw, acc_lwp, b->seq, g_seq + 1, now_ns, kind, a - b->payload, sz);
+  ht_accessw_add(&accw, acc_lwp, b->seq, g_seq + 1, now_ns, kind, a - b->lo, sz);
 }
 
 /* Every access: called by code that checked the heap's bounds. */
@@ -972,7 +1087,8 @@ static void hv_post_clo_init(void)
     VG_(exit)(1);
   }
   threads = VG_(calloc)("heaptape.threads", VG_N_THREADS, sizeof(ThreadTape *));
-  blocks = VG_(newFM)(VG_(malloc), "heaptape.blocks", VG_(free), block_cmp);
+  btab_init(4096);
+  bigs = VG_(newFM)(VG_(malloc), "heaptape.bigs", VG_(free), block_cmp);
   if (clo_pid && VG_(getpid)() != clo_pid) return;  /* a child: not recorded */
   SysRes r = VG_(open)(clo_tape, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
   if (sr_isError(r)) {
