@@ -795,23 +795,26 @@ static VG_REGPARM(2) void hv_load(Addr a, SizeT sz) { access_note(a, sz, HT_AK_L
 static VG_REGPARM(2) void hv_store(Addr a, SizeT sz) { access_note(a, sz, HT_AK_STORE); }
 static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK_MODIFY); }
 
-/* --access-sample: the generated code stores the address of every access
-** of a segment (a superblock's accesses up to a side exit, at most HV_SEG)
-** in seg_addr, and at the segment's end subtracts its count from the
-** countdown, calling hv_segment only when the countdown ends inside it: a
-** skipped access costs one store, a segment one compare (a call and a
+/* --access-sample: the generated code puts the address of every access of
+** a segment (a superblock's accesses up to a side exit, at most HV_SEG) in
+** the thread's shadow guest state (a store there is one instruction, with
+** no address to load), and at the segment's end subtracts its count from
+** the countdown, calling hv_segment only when the countdown ends inside it:
+** a skipped access costs one store, a segment one compare (a call and a
 ** countdown per access made translation twice as slow on python3). tab:
 ** the segment's access count, then (size << 2 | kind) of each; c: the
-** countdown at the segment's start, so access c is the one kept. */
+** countdown at the segment's start, so access c is the one kept; gs: the
+** guest state, whose shadow starts seg_off bytes in. */
 #define HV_SEG 64
-static Addr seg_addr[HV_SEG];
+static Int seg_off;                   /* the guest state's size (its shadow's offset) */
 
-static VG_REGPARM(2) void hv_segment(ULong c, const UInt *tab)
+static void hv_segment(ULong c, const UInt *tab, const UChar *gs)
 {
+  const Addr *addr = (const Addr *)(gs + seg_off);
   ULong n = tab[0], k = c;
   do {
     UInt e = tab[k];
-    access_note(seg_addr[k - 1], e >> 2, e & 3);
+    access_note(addr[k - 1], e >> 2, e & 3);
     k += sample_gap();
   } while (k <= n);
   acc_countdown = k - n;
@@ -946,10 +949,15 @@ static void seg_flush(IRSB *sb)
   IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cd));
   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cd, ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, nn))));
   seg_tab[0] = n;
-  IRExpr **argv = mkIRExprVec_2(c, mkIRExpr_HWord((HWord)segtab_intern()));
+  IRExpr **argv = mkIRExprVec_3(c, mkIRExpr_HWord((HWord)segtab_intern()), IRExpr_GSPTR());
   seg_tab[0] = 0;
-  IRDirty *di = unsafeIRDirty_0_N(2, "hv_segment", VG_(fnptr_to_fnentry)(hv_segment), argv);
+  IRDirty *di = unsafeIRDirty_0_N(0, "hv_segment", VG_(fnptr_to_fnentry)(hv_segment), argv);
   di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, c, nn));
+  di->nFxState = 1;  /* it reads the addresses put in the shadow state */
+  di->fxState[0].fx = Ifx_Read;
+  di->fxState[0].offset = seg_off;
+  di->fxState[0].size = (UShort)(n * 8);
+  di->fxState[0].nRepeats = di->fxState[0].repeatLen = 0;
   addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
@@ -970,7 +978,7 @@ static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
   }
   IRExpr *a = guard ? ir_let(sb, Ity_I64, IRExpr_ITE(guard, addr, IRExpr_Const(IRConst_U64(0))))
                     : addr;
-  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&seg_addr[n]), a));
+  addStmtToIRSB(sb, IRStmt_Put(seg_off + 8 * (Int)n, a));
   seg_tab[++n] = (UInt)size << 2 | kind;
   seg_tab[0] = n;
   seg_last_addr = guard ? NULL : addr;
@@ -998,8 +1006,9 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
                            const VexGuestExtents *vge, const VexArchInfo *archinfo,
                            IRType gWordTy, IRType hWordTy)
 {
-  (void)closure; (void)layout; (void)vge; (void)archinfo;
+  (void)closure; (void)vge; (void)archinfo;
   if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
+  seg_off = layout->total_sizeB;
   IRSB *out = deepCopyIRSBExceptStmts(in);
   Int i = 0;
   while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
