@@ -261,6 +261,7 @@ typedef struct ThreadTape {
   UChar *buf;                /* the stream's body */
   UInt lwp;                  /* its kernel thread id (the tape's tid) */
   Bool stale;                /* the slot may have a new thread: ask lwp again */
+  Bool named;                /* its THREAD record is written */
   StackSlot *st;             /* stack nodes by (parent, ip) */
   UInt stmask, nst;          /* slots - 1, nodes */
   Addr last_ip[HV_FRAMES];   /* the last stack, outermost first, */
@@ -311,6 +312,7 @@ static ThreadTape *thread_get(ThreadId vtid)
   }
   t->lwp = lwp;
   ht_stream_init(&t->s, t->buf, HV_BODY, tape_pid, lwp, stream_flush, NULL);
+  t->named = False;
   t->s.ts0 = t->s.ts_prev = t0_ns;
   thread_stacks_reset(t);
   return t;
@@ -610,10 +612,39 @@ static void access_flush(void)
 }
 
 /* Start an event of thread vtid: modules first, the clock read. */
+/* The THREAD record of t, at its first event (as the recorder writes it):
+** the kernel's name of the thread (comm), or the program's name (as the
+** kernel makes comm at exec) where comm is still the name of Valgrind's
+** tool (heaptape-amd64-linux, exec'd by valgrind). */
+static void thread_name(ThreadTape *t)
+{
+  HChar path[48], name[16];
+  Int n = 0;
+  VG_(sprintf)(path, "/proc/self/task/%u/comm", t->lwp);
+  SysRes r = VG_(open)(path, VKI_O_RDONLY, 0);
+  if (!sr_isError(r)) {
+    n = VG_(read)((Int)sr_Res(r), name, 15);
+    VG_(close)((Int)sr_Res(r));
+  }
+  if (n < 0) n = 0;
+  while (n > 0 && name[n - 1] == '\n') n--;
+  name[n] = 0;
+  if (!n || !VG_(strncmp)(name, "heaptape-", 9)) {
+    const HChar *exe = VG_(args_the_exename) ? VG_(args_the_exename) : "";
+    const HChar *slash = VG_(strrchr)(exe, '/');
+    if (slash) exe = slash + 1;
+    for (n = 0; n < 15 && exe[n]; n++) name[n] = exe[n];
+    name[n] = 0;
+  }
+  ht_stream_string(&t->s, HT_R_THREAD, ++g_seq, name, (SizeT)n);
+  t->named = True;
+}
+
 static ThreadTape *event_begin(ThreadId vtid)
 {
   ThreadTape *t = thread_get(vtid);
   if (UNLIKELY(mods_dirty)) mods_scan(t);
+  if (UNLIKELY(!t->named)) thread_name(t);
   now_ns = clock_now();
   ht_stream_time(&t->s, now_ns);
   return t;
