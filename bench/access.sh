@@ -10,7 +10,8 @@
 # lackey's text (its whole output, I lines included, over its L/S/M lines)
 # against the tape (bytes over accesses recorded). Prints markdown for
 # docs/PERFORMANCE.md.
-# usage: sh bench/access.sh [BUILD_DIR]   (ROUNDS=3 by default)
+# usage: sh bench/access.sh [BUILD_DIR]   (ROUNDS=3 by default; LACKEY=0
+# leaves Lackey out, and the trace sizes with it: minutes less)
 # Lackey's trace bytes are counted through a pipe (its text for python3 is
 # gigabytes); the tape is the one record --access leaves (compressed).
 set -u
@@ -34,6 +35,7 @@ cpu() {
 median() { awk -v c="$2" '{print $c}' "$1" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 variants="native none dhat lackey access sample100"
+[ "${LACKEY:-1}" = 0 ] && variants="native none dhat access sample100"
 run() {  # run VARIANT PROG ARGS...
   v=$1; shift
   case $v in
@@ -66,6 +68,7 @@ for prog in sqlite3 python3 lua5.4; do
     c=$(median "$T/$v.times" 1); w=$(median "$T/$v.times" 2)
     echo "| $prog | $v | $c | $w | $(awk -v a="$c" -v b="$none" 'BEGIN {printf "%.2f", a / b}') |"
   done
+  [ "${LACKEY:-1}" = 0 ] && continue
   # Trace bytes per access: lackey's text against the tape.
   valgrind -q --tool=lackey --trace-mem=yes --log-fd=3 "$@" 3>&1 >/dev/null 2>/dev/null </dev/null |
     awk '{b += length($0) + 1} /^ [LSM] / {n++} END {printf "%d %d\n", b, n}' >"$T/lk"
@@ -75,6 +78,7 @@ for prog in sqlite3 python3 lua5.4; do
   read lb ln <"$T/lk"
   echo "$prog $lb $ln $tb $tn" >>"$T/bytes"
 done
+[ "${LACKEY:-1}" = 0 ] && exit 0
 echo
 echo "| program | lackey text bytes | lackey accesses | bytes/access | tape bytes | heap accesses | bytes/access | tape / lackey per access |"
 echo "|---|---|---|---|---|---|---|---|"
