@@ -72,8 +72,8 @@ int cmd_html(int argc, char **argv)
   HtSnaps snaps;
   memset(&snaps, 0, sizeof(snaps));
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX};
-  ht_snaps_setup(&snaps, buckets, &mo);
-  uint64_t end0 = st->end_ns;  /* the end the scan saw */
+  uint64_t end0 = st->end_ns;  /* the end the scan saw (the pass's is later) */
+  ht_snaps_setup(&snaps, buckets, end0, &mo);
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

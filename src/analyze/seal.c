@@ -61,7 +61,7 @@ static uint8_t *seal_agg(HtSealer *c, size_t *len)
 }
 
 /* Begin sealing r's events into f. */
-HtSealer *ht_sealer_new(HtReader *r, FILE *f)
+HtSealer *ht_sealer_new(HtReader *r, FILE *f, uint64_t end_ns)
 {
   HtSealer *c = calloc(1, sizeof(*c));
   if (!c) return NULL;
@@ -69,7 +69,7 @@ HtSealer *ht_sealer_new(HtReader *r, FILE *f)
   HtModelOpts mo = {.at_ns = UINT64_MAX, .split = 1};
   /* Snapshots that fold as the journal goes on: the same whether sealed
   ** after the run or while it grows (its duration unknown). */
-  ht_snaps_setup(&c->sn, HT_SNAPS_BUCKETS, &mo);
+  ht_snaps_setup(&c->sn, HT_SNAPS_BUCKETS, end_ns, &mo);
   c->mrc = ht_model_init(&c->m, r, &mo);
   c->w = c->mrc ? NULL : ht_sealw_new(f, r);
   if (!c->w) {
@@ -146,7 +146,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
     ht_reader_close(r);
     return HEAPTAPE_E_IO;
   }
-  HtSealer *c = ht_sealer_new(r, f);
+  HtSealer *c = ht_sealer_new(r, f, ht_reader_stats(r)->end_ns);
   HtResolve rs;
   ht_resolve_init(&rs);
   ht_resolve_indexed(&rs);  /* 32 bytes a live block: its index, not its birth */

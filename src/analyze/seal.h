@@ -34,8 +34,9 @@ typedef struct HtSealer HtSealer;
 /* Begin sealing the events r will deliver into f (not owned): the header
 ** now, blocks as events come, the rest at ht_sealer_finish; the HTML page's
 ** snapshots fold as the events come (ht_snaps_setup), so a journal still
-** growing gets the same as a whole one. NULL when out of memory. */
-HtSealer *ht_sealer_new(HtReader *r, FILE *f) HT_HIDDEN;
+** growing gets the same as a whole one (end_ns: a length the journal is
+** known to reach, 0 if none). NULL when out of memory. */
+HtSealer *ht_sealer_new(HtReader *r, FILE *f, uint64_t end_ns) HT_HIDDEN;
 /* HtResFn: one resolved event, in the journal's global order. */
 void ht_sealer_event(void *sealer, const HtRes *res) HT_HIDDEN;
 /* Write the rest from r's final reading (its dictionaries, damage and

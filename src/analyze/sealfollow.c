@@ -70,7 +70,7 @@ static void sf_open(HtSealFollow *sf)
   if (ht_reader_sealed(sf->r)) { sf_give_up(sf, "already sealed"); return; }
   sf->f = fopen(sf->tmp, "wb");
   if (!sf->f) { sf_give_up(sf, strerror(errno)); return; }
-  sf->s = ht_sealer_new(sf->r, sf->f);
+  sf->s = ht_sealer_new(sf->r, sf->f, 0);
   if (!sf->s) { sf_give_up(sf, "out of memory"); return; }
   sf->scan = (HtSymScan){.r = sf->r, .sy = sf->sy, .sum = &sf->sum};
 }

@@ -132,14 +132,15 @@ static int snaps_u32_cmp(const void *x, const void *y)
 }
 
 /* Keep the snapshots keep[0..nk) (rising indexes), each with the calls
-** and temporaries of the dropped ones since the previous kept; the rest go. */
+** and temporaries of the dropped ones since the previous kept; the rest go.
+** In place: what is kept only moves down (a group's triples are all read
+** before its sums are written, over at most as many). */
 static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
 {
-  HtSnaps o = *s;
   if (s->oom) return;
   uint64_t nsite = 0;  /* sites named by the triples */
-  for (size_t e = 0; e < o.ndent; e += 3)
-    if (o.dent[e] >= nsite) nsite = o.dent[e] + 1;
+  for (size_t e = 0; e < s->ndent; e += 3)
+    if (s->dent[e] >= nsite) nsite = s->dent[e] + 1;
   uint64_t *sum = calloc(2 * nsite + 1, sizeof(uint64_t));
   uint8_t *mark = calloc(nsite + 1, 1);
   uint32_t *list = malloc((nsite + 1) * sizeof(uint32_t));
@@ -148,38 +149,54 @@ static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
     s->oom = 1;
     return;
   }
-  s->t = s->heap = s->allocs = s->temp = s->ent = s->entn = s->zent = s->dent = NULL;
-  s->first = s->dfirst = s->zfirst = NULL;
-  s->n = s->c = 0;
-  s->nent = s->cent = s->centn = s->nzent = s->czent = s->ndent = s->cdent = 0;
+  size_t ne = 0, nz = 0, nd = 0;  /* entries written so far */
   uint32_t from = 0;
-  for (uint32_t j = 0; j < nk && !s->oom; j++) {
+  for (uint32_t j = 0; j < nk; j++) {
     uint32_t k = keep[j];
-    if (ht_snaps_begin(s, o.t[k], o.heap[k], o.allocs[k], o.temp[k])) break;
-    for (size_t e = o.first[k]; e < o.first[k + 1]; e += 2)
-      ht_snaps_live(s, (uint32_t)o.ent[e], o.ent[e + 1], o.entn[e / 2]);
-    for (size_t e = o.zfirst[k]; e < o.zfirst[k + 1]; e += 2)
-      snaps_zero(s, (uint32_t)o.zent[e], o.zent[e + 1]);
+    size_t e0 = s->first[k], e1 = s->first[k + 1], z0 = s->zfirst[k], z1 = s->zfirst[k + 1];
+    size_t d0 = s->dfirst[from], d1 = s->dfirst[k + 1];
+    s->t[j] = s->t[k];
+    s->heap[j] = s->heap[k];
+    s->allocs[j] = s->allocs[k];
+    s->temp[j] = s->temp[k];
+    s->first[j] = ne;
+    s->zfirst[j] = nz;
+    s->dfirst[j] = nd;
+    if (e1 > e0) {
+      memmove(s->ent + ne, s->ent + e0, (e1 - e0) * sizeof(uint64_t));
+      memmove(s->entn + ne / 2, s->entn + e0 / 2, (e1 - e0) / 2 * sizeof(uint64_t));
+    }
+    ne += e1 - e0;
+    if (z1 > z0) memmove(s->zent + nz, s->zent + z0, (z1 - z0) * sizeof(uint64_t));
+    nz += z1 - z0;
     uint32_t nl = 0;  /* the sites of the triples from..k, summed */
-    for (size_t e = o.dfirst[from]; e < o.dfirst[k + 1]; e += 3) {
-      uint32_t i = (uint32_t)o.dent[e];
+    for (size_t e = d0; e < d1; e += 3) {
+      uint32_t i = (uint32_t)s->dent[e];
       if (!mark[i]) { mark[i] = 1; list[nl++] = i; }
-      sum[2 * i] += o.dent[e + 1];
-      sum[2 * i + 1] += o.dent[e + 2];
+      sum[2 * i] += s->dent[e + 1];
+      sum[2 * i + 1] += s->dent[e + 2];
     }
     qsort(list, nl, sizeof(uint32_t), snaps_u32_cmp);
     for (uint32_t l = 0; l < nl; l++) {
       uint32_t i = list[l];
-      ht_snaps_calls(s, i, sum[2 * i], sum[2 * i + 1]);
+      s->dent[nd++] = i;
+      s->dent[nd++] = sum[2 * i];
+      s->dent[nd++] = sum[2 * i + 1];
       sum[2 * i] = sum[2 * i + 1] = 0;
       mark[i] = 0;
     }
-    ht_snaps_end(s);
     from = k + 1;
   }
+  s->n = nk;
+  s->nent = ne;
+  s->nzent = nz;
+  s->ndent = nd;
+  if (s->first) {  /* (none when no snapshot was ever begun) */
+    s->first[nk] = ne;
+    s->zfirst[nk] = nz;
+    s->dfirst[nk] = nd;
+  }
   free(sum); free(mark); free(list);
-  free(o.t); free(o.heap); free(o.allocs); free(o.temp); free(o.ent); free(o.entn);
-  free(o.zent); free(o.dent); free(o.first); free(o.dfirst); free(o.zfirst);
 }
 
 /* HtFoldFn: keep every other snapshot (the 2nd, 4th, ...), each with the
@@ -221,12 +238,14 @@ void ht_snaps_pick(HtSnaps *s, uint64_t duration_ns, unsigned buckets)
 /* Set s (empty) and mo up for snapshots that fold at 2 * buckets: from
 ** every ns, their step doubles whenever more are due, so that a pass of
 ** unknown length ends with `buckets` to 2 * buckets of them (or fewer
-** on a tape shorter than 2 * buckets ns), spaced as ht_snaps_step says. */
-void ht_snaps_setup(HtSnaps *s, unsigned buckets, HtModelOpts *mo)
+** on a tape shorter than 2 * buckets ns), spaced as ht_snaps_step says.
+** A pass known to reach end_ns (a whole tape's scan) starts at the step of
+** end_ns instead: the same snapshots, without the finer ones folded away. */
+void ht_snaps_setup(HtSnaps *s, unsigned buckets, uint64_t end_ns, HtModelOpts *mo)
 {
-  s->step = 1;
   s->fold = 2 * buckets;
-  mo->snap_ns = 1;
+  s->step = ht_snaps_step(end_ns, s->fold);
+  mo->snap_ns = s->step;
   mo->snap_fold = s->fold;
   mo->on_snap = ht_snaps_take;
   mo->on_fold = ht_snaps_fold;

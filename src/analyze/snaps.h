@@ -44,8 +44,10 @@ typedef struct HtSnaps {
 ** at `fold`: the smallest power of two (ns) giving at most fold of them. */
 uint64_t ht_snaps_step(uint64_t duration_ns, uint32_t fold) HT_HIDDEN;
 /* Set s (zeroed) and mo's snapshot options up for `buckets` to 2 * buckets
-** snapshots over a pass of any length: they start every ns and fold. */
-void ht_snaps_setup(HtSnaps *s, unsigned buckets, HtModelOpts *mo) HT_HIDDEN;
+** snapshots over a pass of any length: they start every ns (or at the step
+** of end_ns, a length the pass will reach at least) and fold. */
+void ht_snaps_setup(HtSnaps *s, unsigned buckets, uint64_t end_ns,
+                    HtModelOpts *mo) HT_HIDDEN;
 /* HtSnapFn: record the live bytes of every site (arg is HtSnaps *). */
 void ht_snaps_take(void *arg, const HtModel *m, uint64_t t_ns) HT_HIDDEN;
 /* HtFoldFn: keep every other snapshot, at twice the step (arg is HtSnaps *). */

@@ -187,7 +187,7 @@ static void test_folded_snapshots(void)
   HtSnaps fold = {0}, fine = {0}, fixed = {0};
   HtModelOpts o = {.at_ns = UINT64_MAX};
   tape_basic(&tape);
-  ht_snaps_setup(&fold, 2, &o);  /* 2 to 4 snapshots over 2 s */
+  ht_snaps_setup(&fold, 2, 0, &o);  /* 2 to 4 snapshots over 2 s */
   HtReader *r = run(&tape, &m, &o);
   uint64_t step = 1ull << 29;    /* 2 s / 2^29 ns = 3.7 */
   CHECK_EQ(ht_snaps_step(m.duration, 4), step);
@@ -206,7 +206,7 @@ static void test_folded_snapshots(void)
   ht_reader_close(r);
   same_snaps(&fold, &fixed);
   HtModelOpts o8 = {.at_ns = UINT64_MAX};
-  ht_snaps_setup(&fine, 8, &o8);  /* 8 to 16 */
+  ht_snaps_setup(&fine, 8, 0, &o8);  /* 8 to 16 */
   r = run(&tape, &m, &o8);
   CHECK_EQ(fine.step, 1ull << 27);
   CHECK_EQ(fine.n, 14);
@@ -220,7 +220,7 @@ static void test_folded_snapshots(void)
   ** the calls of those between added up. */
   HtSnaps page = {0};
   HtModelOpts op = {.at_ns = UINT64_MAX};
-  ht_snaps_setup(&page, 8, &op);
+  ht_snaps_setup(&page, 8, 1000 * MS, &op);  /* (started at the step of 1 s) */
   r = run(&tape, &m, &op);
   ht_snaps_pick(&page, m.duration, 4);
   CHECK_EQ(page.n, 4);
