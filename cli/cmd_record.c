@@ -927,14 +927,15 @@ int cmd_record(int argc, char **argv)
   close(pfd[0]);
   int status = 0;
   /* The main tape is sealed while PROG runs, by this process (idle but for
-  ** it), unless it follows the tape already for --live or --pprof-every, or
+  ** it; --pprof-every's snapshots are of its model), unless it follows the
+  ** tape already for --live, or
   ** the tape is valgrind's (raw packets, compressed at the end). */
   HtSealFollow sf;
-  if (o.seal && !o.no_symbols && !o.access && !live && !pprof_every_ns && tape &&
+  if (o.seal && !o.no_symbols && !o.access && !live && tape &&
       n != (ssize_t)sizeof(e) && !ht_sealfollow_init(&sf, tape, (uint32_t)pid, fork_ns))
     o.sf = &sf;
   if (live && n != (ssize_t)sizeof(e)) ht_record_live_wait(pid, &status, tape, prog);
-  else if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns);
+  else if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns, o.sf);
   else if (o.sf) ht_record_seal_wait(pid, &status, o.sf);
   else while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   rec_child = 0;

@@ -35,6 +35,8 @@ typedef struct RecPprof {
   HtReader *r;               /* the followed tape, NULL until it is there */
   HtModel m;                 /* sites by (stack, thread, domain) so far */
   HtSymOut out[16];          /* last lookup */
+  HtSealFollow *sf;          /* the sealer followed instead, or NULL */
+  HtSymbolizer *lsym;        /* symboliser of the snapshot being written */
 } RecPprof;
 
 /* Monotonic time in ns. */
@@ -51,8 +53,8 @@ static size_t recpprof_sym(void *arg, const HtTallyMod *mod, uint64_t ip,
 {
   RecPprof *rp = arg;
   (void)mod;
-  if (!rp->sym) return 0;
-  size_t n = ht_symbolizer_lookup(rp->sym, ip, rp->out, max < 16 ? max : 16);
+  if (!rp->lsym) return 0;
+  size_t n = ht_symbolizer_lookup(rp->lsym, ip, rp->out, max < 16 ? max : 16);
   for (size_t i = 0; i < n; i++) {
     out[i].func = rp->out[i].func;
     out[i].file = rp->out[i].file;
@@ -88,23 +90,30 @@ static int recpprof_open(RecPprof *rp)
   return 0;
 }
 
-/* One snapshot: read what the tape gained, write TAPE.NNNN.pb.gz. */
+/* One snapshot: read what the tape gained (or take the sealer's model, as
+** far as it sealed), write TAPE.NNNN.pb.gz. */
 static void recpprof_snapshot(RecPprof *rp)
 {
   char err[512];
-  if (!rp->r ? recpprof_open(rp) : ht_reader_poll(rp->r) < 0) return;  /* not written yet */
-  HtModel *m = &rp->m;
-  /* One thread: its packets come in order, everything flushed is taken.
-  ** Several: a gap in the numbers may be another thread's packet to come,
-  ** so the snapshot shows the heap up to where the order is sure (up to
-  ** HT_FOLLOW_GAP_NS before the tape's end). */
-  ht_reader_hold(rp->r, m->nth <= 1 ? UINT64_MAX
-                                    : ht_follow_hold_until(m, ht_reader_stats(rp->r), 0));
-  if (ht_resolve_run(&m->rs, rp->r, recpprof_event, NULL, rp)) m->oom = 1;
+  HtModel *m = rp->sf ? ht_sealfollow_model(rp->sf) : NULL;
+  HtReader *r = m ? rp->sf->r : NULL;
+  rp->lsym = m ? rp->sf->sy : rp->sym;
+  if (!m) {
+    if (!rp->r ? recpprof_open(rp) : ht_reader_poll(rp->r) < 0) return;  /* not written yet */
+    m = &rp->m;
+    r = rp->r;
+    /* One thread: its packets come in order, everything flushed is taken.
+    ** Several: a gap in the numbers may be another thread's packet to come,
+    ** so the snapshot shows the heap up to where the order is sure (up to
+    ** HT_FOLLOW_GAP_NS before the tape's end). */
+    ht_reader_hold(r, m->nth <= 1 ? UINT64_MAX
+                                  : ht_follow_hold_until(m, ht_reader_stats(r), 0));
+    if (ht_resolve_run(&m->rs, r, recpprof_event, NULL, rp)) m->oom = 1;
+  }
   HtTally t = {0};
-  const HtHeader *h = ht_reader_header(rp->r);
+  const HtHeader *h = ht_reader_header(r);
   HtPprof *p = ht_tally_from_model(&t, m, HT_INUSE_END) ? NULL : ht_pprof_new();
-  HtPprofSrc src = {.r = rp->r, .t = &t, .sym = recpprof_sym, .sym_arg = rp,
+  HtPprofSrc src = {.r = r, .t = &t, .sym = recpprof_sym, .sym_arg = rp,
                     .time_ns = h->start_ns + t.last_ts,
                     .duration_ns = t.last_ts - (rp->since < t.last_ts ? rp->since : t.last_ts)};
   char name[4096], note[256];
@@ -124,18 +133,21 @@ static void recpprof_snapshot(RecPprof *rp)
 }
 
 /* Wait for pid, writing snapshots every every_ns. */
-pid_t ht_record_pprof_wait(pid_t pid, int *status, const char *tape, uint64_t every_ns)
+pid_t ht_record_pprof_wait(pid_t pid, int *status, const char *tape, uint64_t every_ns,
+                           HtSealFollow *sf)
 {
   RecPprof rp;
   memset(&rp, 0, sizeof(rp));
   rp.tape = tape;
   rp.pid = pid;
+  rp.sf = sf;
   if (tape && !ht_map_init(&rp.declared, 64)) rp.sym = ht_symbolizer_new(HT_SYM_QUIET);
   uint64_t next = recpprof_now() + every_ns;
   pid_t w;
   for (;;) {
     w = waitpid(pid, status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (sf && ht_sealfollow_poll(sf) && recpprof_now() < next) continue;
     uint64_t now = recpprof_now();
     if (tape && now >= next) {
       recpprof_snapshot(&rp);

@@ -80,6 +80,11 @@ HtSealer *ht_sealer_new(HtReader *r, FILE *f, uint64_t end_ns)
   return c;
 }
 
+HtModel *ht_sealer_model(HtSealer *c)
+{
+  return &c->m;
+}
+
 /* Write the rest of the sealed tape from r's final reading; free c. */
 int ht_sealer_finish(HtSealer *c, const HtResolve *rs, int failed)
 {

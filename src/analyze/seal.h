@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "../base/ht_def.h"
+#include "model.h"
 #include "resolve.h"
 
 #define HT_SEAL_SYMBOLIZE 0x01  /* symbolise a journal that is not yet */
@@ -37,6 +38,9 @@ typedef struct HtSealer HtSealer;
 ** growing gets the same as a whole one (end_ns: a length the journal is
 ** known to reach, 0 if none). NULL when out of memory. */
 HtSealer *ht_sealer_new(HtReader *r, FILE *f, uint64_t end_ns) HT_HIDDEN;
+/* The pass's model (sites split by thread, as pprof labels them), as far as
+** the events sealed go: for a reader of the same figures while it runs. */
+HtModel *ht_sealer_model(HtSealer *sealer) HT_HIDDEN;
 /* HtResFn: one resolved event, in the journal's global order. */
 void ht_sealer_event(void *sealer, const HtRes *res) HT_HIDDEN;
 /* Write the rest from r's final reading (its dictionaries, damage and

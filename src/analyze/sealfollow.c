@@ -167,6 +167,11 @@ int ht_sealfollow_finish(HtSealFollow *sf, const char *keep, HtSymSummary *sum, 
   return rc;
 }
 
+HtModel *ht_sealfollow_model(HtSealFollow *sf)
+{
+  return sf->off || !sf->s ? NULL : ht_sealer_model(sf->s);
+}
+
 /* Release everything. */
 void ht_sealfollow_free(HtSealFollow *sf)
 {

@@ -45,6 +45,9 @@ uint64_t ht_sealfollow_poll(HtSealFollow *sf) HT_HIDDEN;
 ** (nothing done: seal offline); or a HEAPTAPE_E_* code with err set. */
 int ht_sealfollow_finish(HtSealFollow *sf, const char *keep, HtSymSummary *sum, char *err,
                          size_t errlen) HT_HIDDEN;
+/* The sealing pass's model while it follows the journal (NULL: not open
+** yet, or given up); its `recent` figures are the caller's to reset. */
+HtModel *ht_sealfollow_model(HtSealFollow *sf) HT_HIDDEN;
 /* Release everything; a sealed tape not finished is removed. */
 void ht_sealfollow_free(HtSealFollow *sf) HT_HIDDEN;
 
