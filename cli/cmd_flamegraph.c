@@ -12,6 +12,7 @@
 #include "vizcli.h"
 #include "../include/heaptape.h"
 #include "../src/output/flame.h"
+#include "../src/output/outfile.h"
 
 static const char flame_usage[] =
   "usage: heaptape flamegraph [options] FILE -o flame.svg\n"
@@ -94,10 +95,9 @@ int cmd_flamegraph(int argc, char **argv)
   }
   if (ok) {
     uint64_t total = ht_flame_values(&fl, &m, metric);
-    char tmp[4096];
+    HtOutFile of;
     int to_stdout = !strcmp(out, "-");
-    snprintf(tmp, sizeof(tmp), "%s.tmp%ld", out, (long)getpid());
-    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
+    FILE *f = to_stdout ? stdout : ht_outfile_open(&of, out, "w");
     if (!f) {
       ht_cli_error("%s: cannot write: %s", out, strerror(errno));
       ok = 0;
@@ -115,11 +115,9 @@ int cmd_flamegraph(int argc, char **argv)
         }
         ht_flame_svg(f, &fl, title, metric);
       }
-      int bad = to_stdout ? fflush(f) != 0 || ferror(f) : fclose(f) != 0;
-      if (!to_stdout && !bad && rename(tmp, out)) bad = 1;
+      int bad = to_stdout ? fflush(f) != 0 || ferror(f) : ht_outfile_close(&of, out, 0);
       if (bad) {
         ht_cli_error("%s: cannot write: %s", out, strerror(errno));
-        if (!to_stdout) unlink(tmp);
         ok = 0;
       } else if (!to_stdout) {
         fprintf(stderr, "%s: %s, total %" PRIu64 " %s\n", out, ht_flame_metric_name(metric),

@@ -14,6 +14,7 @@
 #include "../src/analyze/agg.h"
 #include "../include/heaptape.h"
 #include "../src/output/html.h"
+#include "../src/output/outfile.h"
 #include "../src/analyze/accrep.h"
 
 #define HTML_ACCESS_TOP 5  /* sites whose access counts per offset are drawn */
@@ -111,17 +112,15 @@ int cmd_html(int argc, char **argv)
     acc = &rep;
   }
   if (ok) {
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    HtOutFile of;
+    FILE *f = ht_outfile_open(&of, out, "w");
     if (!f) {
       ht_cli_error("%s: cannot write: %s", out, strerror(errno));
       ok = 0;
     } else {
       ht_html_write(f, &m, &fl, &snaps, acc, ai.sample, path);
-      if (fclose(f) != 0 || rename(tmp, out)) {
+      if (ht_outfile_close(&of, out, 0)) {
         ht_cli_error("%s: cannot write: %s", out, strerror(errno));
-        unlink(tmp);
         ok = 0;
       } else {
         fprintf(stderr, "%s: %" PRIu32 " sites, %" PRIu32 " time buckets of %.3f s\n", out,

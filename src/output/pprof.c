@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "../analyze/frames.h"
@@ -456,25 +457,16 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   if (!buf) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); goto done; }
   perftools__profiles__profile__pack(&pr, buf);
 
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); goto done; }
-  snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
+  HtOutFile of;
+  FILE *f = ht_outfile_open(&of, path, "wb");
   if (!f) {
     snprintf(err, errlen, "%s: cannot write: %m", path);
-    free(tmp);
     goto done;
   }
-  int bad = pprof_gzip(f, buf, len);
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path)) {
+  if (ht_outfile_close(&of, path, pprof_gzip(f, buf, len)))
     snprintf(err, errlen, "%s: cannot write: %m", path);
-    unlink(tmp);
-  } else {
+  else
     rc = 0;
-  }
-  free(tmp);
 done:
   free(buf); free(smp); free(smpp); free(labp); free(loc); free(locp);
   free(linep); free(fnp); free(mapp);

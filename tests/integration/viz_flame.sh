@@ -91,4 +91,6 @@ ok "empty tape: exit 1 and a message" sh -c '[ "$1" = 1 ] && grep -q "^heaptape:
 ok "empty tape: no SVG" [ ! -e "$TMP/empty.svg" ]
 "$HEAPTAPE" flamegraph --metric bogus "$DATA/rep_basic.tape" -o "$TMP/b.svg" 2>/dev/null
 ok "bad --metric: exit 2" [ $? = 2 ]
+ok "-o a pipe: the SVG goes through it, the pipe stays" \
+  via_pipe "$TMP/pipe.svg" "$HEAPTAPE" flamegraph "$DATA/rep_basic.tape" -o "$TMP/pipe.svg"
 finish

@@ -79,4 +79,6 @@ g="$HT_ROOT/tests/fuzz/corpus/fuzz_sealed/gen-1.tape"
 ok "times past the end: the page is bounded and says so" sh -c \
   "grep -q 'events far past the tape.s end' \"$TMP/gen.err\" &&
    grep -q ' 100 time buckets' \"$TMP/gen.err\""
+ok "-o a pipe: the page goes through it, the pipe stays" \
+  via_pipe "$TMP/pipe.html" "$HEAPTAPE" html "$DATA/rep_basic.tape" -o "$TMP/pipe.html"
 finish

@@ -74,4 +74,6 @@ done
 ok "a bad tape among good ones writes nothing" [ ! -e "$TMP/mix.pb.gz" ]
 "$HEAPTAPE" pprof --at nope "$DATA/rep_basic.tape" -o "$TMP/x.pb.gz" 2>/dev/null
 ok "bad --at: exit 2" [ $? = 2 ]
+ok "-o a pipe: the profile goes through it, the pipe stays" \
+  via_pipe "$TMP/pipe.pb.gz" "$HEAPTAPE" pprof -q "$DATA/rep_basic.tape" -o "$TMP/pipe.pb.gz"
 finish
