@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -381,6 +382,11 @@ int cmd_attach(int argc, char **argv)
   *strrchr(dir, '/') = 0;
   if (access(dir[0] ? dir : "/", W_OK | X_OK)) {
     ht_cli_error("%s: cannot write the tape: %s", tape, strerror(errno));
+    return HT_EXIT_FAIL;
+  }
+  struct stat ts;
+  if (!stat(tape, &ts) && !S_ISREG(ts.st_mode)) {  /* it is read back to be finished */
+    ht_cli_error("%s: cannot write the tape: not a regular file", tape);
     return HT_EXIT_FAIL;
   }
 

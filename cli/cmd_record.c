@@ -482,7 +482,11 @@ static int record_check_output(const RecOpts *o, const char *prog)
   struct stat st;
   if (o->output && !strstr(tmpl, "%p") && !stat(tmpl, &st)) {
     if (S_ISDIR(st.st_mode)) e = EISDIR;
-    else if (access(tmpl, W_OK)) e = errno;
+    else if (!S_ISREG(st.st_mode)) {  /* it is read back to be finished */
+      ht_cli_error("%s: cannot write the tape: not a regular file", tmpl);
+      free(tmpl);
+      return -1;
+    } else if (access(tmpl, W_OK)) e = errno;
   } else if (!slash || !memmem(tmpl, (size_t)(slash - tmpl), "%p", 2)) {
     char *dir = slash ? strndup(tmpl, slash == tmpl ? 1 : (size_t)(slash - tmpl)) : strdup(".");
     if (dir && access(dir, W_OK | X_OK)) e = errno;

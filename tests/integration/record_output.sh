@@ -27,6 +27,13 @@ expect nonexistent_dir_pid 1 'cannot write the tape' \
 expect output_is_dir 1 "^heaptape: $tmp: cannot write the tape: Is a directory\$" \
   "$HEAPTAPE" record -o "$tmp" -- sh -c "touch $marker"
 [ -e "$marker" ] && bad output_is_dir_not_run "the program ran" || ok output_is_dir_not_run
+# A pipe (or a device) named as the tape: it is read back to be sealed, and
+# must never be renamed over.
+mkfifo "$tmp/fifo.tape"
+expect output_is_pipe 1 "^heaptape: $tmp/fifo.tape: cannot write the tape: not a regular file\$" \
+  "$HEAPTAPE" record -o "$tmp/fifo.tape" -- sh -c "touch $marker"
+[ -e "$marker" ] && bad output_is_pipe_not_run "the program ran" || ok output_is_pipe_not_run
+[ -p "$tmp/fifo.tape" ] && ok output_is_pipe_left || bad output_is_pipe_left "the pipe was replaced"
 
 # The tape file is swapped for an older tape while the program runs: the
 # recorder writes the file it opened, so the file under the name is not this
