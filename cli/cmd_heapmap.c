@@ -89,6 +89,9 @@ int cmd_heapmap(int argc, char **argv)
   int rc = HT_EXIT_OK;
   HtResolve rs;
   ht_resolve_init(&rs);
+  /* Frames show the blocks live at their moments: those need the table; the
+  ** picture alone does not on a version 8 sealed tape. */
+  if (!o.frames && !o.animate) ht_resolve_carried(&rs);
   HtHeapmap *m = ht_heapmap_new(r, png, &o, err, sizeof(err));
   int bad = !m || ht_resolve_run(&rs, r, ht_heapmap_layout, NULL, m) || ht_heapmap_plan(m) ||
             ht_resolve_pass(&rs, r, ht_heapmap_draw, NULL, m) || ht_heapmap_finish(m, &rs);

@@ -67,6 +67,7 @@ int cmd_lifetimes(int argc, char **argv)
   HtResolve rs;
   int rc = HT_EXIT_OK;
   ht_resolve_init(&rs);
+  ht_resolve_carried(&rs);  /* on a version 8 sealed tape: no table of blocks */
   uint64_t nops = ht_resolve_count_ops(r);
   int bad = nops == HT_RES_NONE || ht_life_init(&l, &o, nops, ht_reader_header(r));
   if (!bad) bad = ht_resolve_run(&rs, r, ht_life_res, NULL, &l) || ht_life_finish(&l, &rs, r);

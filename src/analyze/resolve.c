@@ -20,8 +20,8 @@ void ht_resolve_init(HtResolve *rs)
 static size_t resolve_payload(const HtResolve *rs)
 {
   if (!rs->lean) return sizeof(HtBlock);
-  if (rs->by_index) return offsetof(HtBlock, born_op);  /* the key is the index */
-  return rs->indexed ? offsetof(HtBlock, addr) : offsetof(HtBlock, index);
+  if (rs->indexed) return offsetof(HtBlock, addr);  /* index and birth, no address */
+  return offsetof(HtBlock, index);  /* the key is the index or the address */
 }
 
 /* Keep only the first fields of HtBlock. */
@@ -33,6 +33,11 @@ void ht_resolve_lean(HtResolve *rs, int by_index)
   ht_live_free(&rs->live);
   ht_live_init(&rs->live, rs->payload);
   if (by_index) ht_live_dense(&rs->live);
+}
+
+void ht_resolve_carried(HtResolve *rs)
+{
+  rs->carried = 1;
 }
 
 void ht_resolve_indexed(HtResolve *rs)
@@ -51,10 +56,11 @@ void ht_resolve_free(HtResolve *rs)
 /* Forget every block and count. */
 void ht_resolve_reset(HtResolve *rs)
 {
-  int by_index = rs->by_index, lean = rs->lean, indexed = rs->indexed;
+  int by_index = rs->by_index, lean = rs->lean, indexed = rs->indexed, carried = rs->carried;
   ht_resolve_free(rs);
   ht_resolve_init(rs);
   rs->indexed = indexed;
+  rs->carried = carried;
   if (lean) ht_resolve_lean(rs, by_index);
   else if (by_index) ht_live_dense(&rs->live);
   rs->by_index = by_index;
@@ -69,6 +75,9 @@ static void resolve_carried(const HtEvent *ev, HtBlock *b)
   b->weight = ev->bweight;
   b->stack = ev->bstack;
   b->tid = ev->btid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0);
+  b->addr = ev->type == HT_EV_ALLOC ? ev->addr : ev->baddr;  /* a DUP is at its address */
+  b->born_op = ev->bop;
+  b->born_ts = ev->bts;
 }
 
 /* Resolve one event into *out. */
@@ -89,7 +98,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     out->op = rs->nops++;
     out->blk = (HtBlock){.index = rs->nallocs++, .size = ev->size,
                          .weight = ev->weight ? ev->weight : ev->size, .addr = ev->addr,
-                         .stack = ev->stack,
+                         .born_op = out->op, .born_ts = ev->ts, .stack = ev->stack,
                          .tid = ev->tid | ((ev->kind & HT_K_DOMAIN_RT) ? HT_BLOCK_RT : 0)};
     if (ev->has_blk) {
       resolve_carried(ev, &out->old);
@@ -175,8 +184,9 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
     if (rs->lean) ht_resolve_lean(rs, rs->by_index);
     else if (rs->by_index && !rs->live.count) ht_live_dense(&rs->live);
   }
-  rs->tableless = rs->lean && rs->by_index &&
-                  ht_reader_header(r)->version >= HT_VERSION_SEALED_BLK;
+  unsigned ver = ht_reader_header(r)->version;
+  rs->tableless = rs->by_index && ((rs->lean && ver >= HT_VERSION_SEALED_BLK) ||
+                                   (rs->carried && ver >= HT_VERSION_SEALED_BIRTH));
   ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;
 }
@@ -200,6 +210,7 @@ int ht_resolve_live_next(const HtResolve *rs, size_t *it, uint64_t *addr, HtBloc
   memcpy(b, v, rs->payload);
   if (rs->lean && !rs->by_index)  /* the key is the address */
     b->addr = k ^ ((b->tid & HT_BLOCK_RT) ? 1ull << 63 : 0);
+  if (rs->by_index) b->index = k;  /* the key is the index */
   *addr = b->addr;
   return 1;
 }

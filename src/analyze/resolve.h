@@ -21,7 +21,9 @@
 ** index of its block (HtEvent.back) and the table is keyed by index. From
 ** version 5 the FREE carries that block's size, weight, stack and thread
 ** too, so a lean resolver (the model's) keeps no table at all: its memory
-** follows the sites, never the live blocks.
+** follows the sites, never the live blocks. From version 8 it carries the
+** block's birth (time, op number) and address too: a resolver told that its
+** consumer needs no live set (ht_resolve_carried) keeps no table either.
 **
 ** Consumers (the model, the operations stream, lifetimes, heap maps,
 ** finalisation's summary, the sealer) see resolved events only and keep no
@@ -40,10 +42,10 @@ typedef struct HtBlock {
   uint32_t tid;              /* allocating thread, | HT_BLOCK_RT for a runtime's */
   /* What the sealer needs too (ht_resolve_indexed): */
   uint64_t index;            /* allocation index, from 0 */
-  /* What the operations stream, lifetimes and heap maps need too: */
-  uint64_t addr;             /* its address as on the tape */
   uint64_t born_op;          /* op number of its allocation */
   uint64_t born_ts;          /* time of its allocation (ns since the start) */
+  /* What the operations stream and heap maps need too: */
+  uint64_t addr;             /* its address as on the tape */
 } HtBlock;
 
 typedef struct HtResolve HtResolve;
@@ -65,7 +67,10 @@ struct HtResolve {
   int by_index;              /* sealed tape: events name the blocks they free */
   int lean;                  /* keep size, weight, stack, tid (and addr) only */
   int indexed;               /* lean, but keep the allocation index too */
-  int tableless;             /* lean on a tape whose frees carry their block */
+  int tableless;             /* lean on a tape whose frees carry their block,
+                                or carried on one whose frees carry births */
+  int carried;               /* the consumer needs only what a version 8 sealed
+                                tape's events carry (ht_resolve_carried) */
   size_t payload;            /* bytes of HtBlock the table keeps per block */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
   uint64_t nops;             /* op numbers handed out */
@@ -85,9 +90,15 @@ void ht_resolve_free(HtResolve *rs) HT_HIDDEN;
 ** table's slots are half as big. Blocks delivered have index, born_op and
 ** born_ts 0 (and addr from the event). Call before the first event. */
 void ht_resolve_lean(HtResolve *rs, int by_index) HT_HIDDEN;
-/* Lean, but keeping each block's allocation index too (the sealer's: it
-** names the block each free releases). Call before the first event. */
+/* Lean, but keeping each block's allocation index and birth too (the
+** sealer's: it names the block each free releases, and from version 8 its
+** birth). Call before the first event. */
 void ht_resolve_indexed(HtResolve *rs) HT_HIDDEN;
+/* The consumer reads only the resolved events, never the blocks live (no
+** ht_resolve_live_next): on a sealed tape of version 8, whose frees carry
+** their block's birth and address, no table is kept at all (lifetimes,
+** heap maps without frames). Call before the first event. */
+void ht_resolve_carried(HtResolve *rs) HT_HIDDEN;
 /* Forget every block and count (for a second pass over the same tape). */
 void ht_resolve_reset(HtResolve *rs) HT_HIDDEN;
 /* Resolve one event (in tape order) into *out. */

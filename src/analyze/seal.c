@@ -43,7 +43,8 @@ void ht_sealer_event(void *ctx, const HtRes *res)
   const HtBlock *b = ev->type == HT_EV_FREE && res->known ? &res->blk
                    : ev->type == HT_EV_ALLOC && res->dup ? &res->old : NULL;
   HtSealBlock sb;
-  if (b) sb = (HtSealBlock){b->index + 1, b->size, b->weight, b->stack, b->tid & ~HT_BLOCK_RT};
+  if (b) sb = (HtSealBlock){b->index + 1, b->size, b->weight, b->stack, b->tid & ~HT_BLOCK_RT,
+                            b->born_op, b->born_ts};
   ht_sealw_event(c->w, ev, b ? &sb : NULL);
   ht_model_res(&c->m, res);
 }
@@ -154,7 +155,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   HtSealer *c = ht_sealer_new(r, f, ht_reader_stats(r)->end_ns);
   HtResolve rs;
   ht_resolve_init(&rs);
-  ht_resolve_indexed(&rs);  /* 32 bytes a live block: its index, not its birth */
+  ht_resolve_indexed(&rs);  /* 48 bytes a live block: its index and birth */
   rc = c ? ht_resolve_run(&rs, r, ht_sealer_event, NULL, c) : HEAPTAPE_E_NOMEM;
   if (c) {
     int wrc = ht_sealer_finish(c, &rs, rc);

@@ -76,7 +76,9 @@
 ** STACKS      := first:uleb n:uleb (up:uleb dframe:uleb){n} -- nodes first..
 **                first+n-1 in order: node i's parent is i - up, its frame
 **                prev + unzigzag(dframe) (prev = 0 in each packet)
-** SEVENTS     := phead(seq0 seq1 ts0 nev) a0:uleb s0:uleb col{HT_SC_COUNT}
+** SEVENTS     := phead(seq0 seq1 ts0 nev) a0:uleb s0:uleb f0:uleb col{HT_SC_COUNT}
+**                (f0 from version 8: resolved frees before the block, so
+**                its events' op numbers are a0 + f0 + ops before them)
 ** col         := len:uleb bytes            -- one column of the block's events
 **                (version 7: len:uleb zlen:uleb bytes, the column zstd-
 **                compressed in zlen bytes, or stored in len when zlen is 0;
@@ -117,12 +119,21 @@
 **   BSTACK zigzag: its stack - prev (prev: the last BSTACK value, 0 at start)
 **   BSIZE uleb: its size   BWEIGHT zigzag: weight - size
 **   BTID  zigzag: its allocating thread - the event's thread
+** From version 8, for a FREE with BACK naming a block allocated in an
+** earlier block, its birth and place too, so lifetimes and heap maps need
+** no table (the reader gives those of blocks of its own block); the
+** address then counts among the freed addresses the block knows:
+**   BTIME zigzag: its allocation's time - prev (prev: the last BTIME, 0)
+**   BOP   zigzag: (its allocation's op number - its allocation index) - prev
+**         (the resolved frees before it; prev: the last BOP, 0)
+**   BADDR zigzag: its address - prev (prev: the last BADDR, 0)
 */
 
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 7  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 8  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_BIRTH 8 /* from it: frees carry births (BTIME, BOP, BADDR) */
 #define HT_VERSION_SEALED_COLZ 7 /* from it: each column compressed on its own */
 #define HT_VERSION_SEALED_BLK 5 /* from it: frees carry their block (BSTACK...) */
 #define HT_VERSION_SEALED_MIN 2 /* the oldest sealed tapes (no AGG) */
@@ -131,7 +142,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 7     /* the newest version a reader knows */
+#define HT_VERSION_MAX 8     /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -253,7 +264,9 @@ enum {
   HT_SC_TYPE, HT_SC_KIND, HT_SC_SEQ, HT_SC_TIME, HT_SC_TID, HT_SC_SIZE, HT_SC_WEIGHT,
   HT_SC_ALIGN, HT_SC_STACK, HT_SC_ADDR, HT_SC_BACK, HT_SC_BLOB,
   HT_SC_COUNT_V3,            /* columns before version 5 */
-  HT_SC_BSTACK = HT_SC_COUNT_V3, HT_SC_BSIZE, HT_SC_BWEIGHT, HT_SC_BTID, HT_SC_COUNT
+  HT_SC_BSTACK = HT_SC_COUNT_V3, HT_SC_BSIZE, HT_SC_BWEIGHT, HT_SC_BTID,
+  HT_SC_COUNT_V7,            /* columns of versions 5 to 7 */
+  HT_SC_BTIME = HT_SC_COUNT_V7, HT_SC_BOP, HT_SC_BADDR, HT_SC_COUNT
 };
 #define HT_SC_DUP 0x80         /* TYPE: the ALLOC drops a live block (BACK) */
 #define HT_SC_REUSE 0x40       /* TYPE: the ALLOC reuses a recently freed address */
@@ -262,6 +275,17 @@ enum {
                                   address of its size class */
 #define HT_SEAL_BLOCK 65536    /* events per sealed block (at most) */
 #define HT_SEAL_ZLEVEL 9       /* zstd level of the sealed packets (the sealer has time) */
+/* Version 8's prediction of a figure that grows with the allocations (the
+** resolved frees) at the allocation of index i, from its value pv
+** at index pi and its value x0 at a block's start (a0): it kept pace with
+** the allocations between the two. */
+HT_INLINE uint64_t ht_seal_pace(uint64_t i, uint64_t pi, uint64_t pv, uint64_t a0, uint64_t x0)
+{
+  uint64_t d = i > pi ? i - pi : pi - i;
+  d = a0 ? (uint64_t)((unsigned __int128)d * x0 / a0) : 0;
+  return i > pi ? pv + d : pv - d;
+}
+
 /* The address the ADDR column predicts after an ALLOC of size bytes at a:
 ** a + ht_seal_chunk(size), where glibc carves the next chunk from the top. */
 HT_INLINE uint64_t ht_seal_chunk(uint64_t size)

@@ -158,6 +158,10 @@ typedef struct SealCur {
   uint32_t left;             /* events not yet decoded */
   uint64_t nallocs;          /* allocation index of the next ALLOC */
   uint64_t seq, ts, tid, stack, addr, bstack; /* delta bases */
+  uint64_t bts, bfr, baddr;  /* version 8: delta bases of BTIME, BOP, BADDR */
+  uint64_t bidx;             /* version 8: index of the block BOP last named */
+  uint64_t ops;              /* version 8: op number of the next op */
+  uint64_t f0;               /* version 8: resolved frees before the block */
   uint64_t seq0, seq1;       /* sequence range the packet announces */
   uint64_t off;              /* the packet's offset (damage messages) */
   HtSegment segs[64];        /* MODULE segments */
@@ -172,6 +176,7 @@ typedef struct SealCur {
   struct {                   /* the block's ALLOCs, by index - a0 */
     uint64_t addr, size, weight;
     uint32_t stack, tid;
+    uint64_t ts, op;         /* its time and op number (version 8) */
   } a[HT_SEAL_BLOCK];
 } SealCur;
 
@@ -239,7 +244,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     snprintf(err, errlen, "tape header has unknown flags 0x%x (written by a newer heaptape?)", flags);
     return HEAPTAPE_E_VERSION;
   }
-  /* Versions 2, 3, 5 and 7 are sealed, 1 is not; 4 and 6 may be either. */
+  /* Versions 2, 3, 5, 7 and 8 are sealed, 1 is not; 4 and 6 may be either. */
   if (ver != HT_VERSION_ACCESS && ver != HT_VERSION_RTLOC &&
       (ver >= HT_VERSION_SEALED_MIN) != !!(flags & HT_F_SEALED)) {
     snprintf(err, errlen, "tape header says version %u but %s sealed", ver,
@@ -1154,11 +1159,12 @@ static void seal_bad(HtReader *r, const char *what)
 
 /* Version 7's columns, each compressed on its own, from p..end into c->cols:
 ** 0, or -1 when damaged. */
-static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end)
+static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end,
+                      int ncol)
 {
   uint64_t len[HT_SC_COUNT], zlen[HT_SC_COUNT], total = 0;
   const uint8_t *src[HT_SC_COUNT];
-  for (int i = 0; i < HT_SC_COUNT; i++) {
+  for (int i = 0; i < ncol; i++) {
     if (ht_ruleb128(&p, end, &len[i]) || ht_ruleb128(&p, end, &zlen[i])) return -1;
     uint64_t n = zlen[i] ? zlen[i] : len[i];
     if (n > (uint64_t)(end - p) || len[i] > HT_PACKET_MAX) return -1;
@@ -1168,7 +1174,7 @@ static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *
   }
   if (total > HT_PACKET_MAX || !(c->cols = malloc(total ? total : 1))) return -1;
   uint8_t *q = c->cols;
-  for (int i = 0; i < HT_SC_COUNT; i++) {
+  for (int i = 0; i < ncol; i++) {
     if (zlen[i]) {
       size_t n = ZSTD_decompressDCtx(r->zd, q, len[i], src[i], zlen[i]);
       if (ZSTD_isError(n) || n != len[i]) return -1;
@@ -1195,10 +1201,12 @@ static int seal_open(HtReader *r)
                                    pk->rawlen, pk->flags, &c->own);
     if (!b) { seal_bad(r, "compression"); continue; }
     const uint8_t *p = b, *end = b + pk->rawlen;
-    uint64_t a0 = 0, s0 = 0, n;
+    uint64_t a0 = 0, s0 = 0, f0 = 0, n;
     int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
-    int ncol = r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT : HT_SC_COUNT_V3;
-    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end);
+    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH) ok = ok && !ht_ruleb128(&p, end, &f0);
+    int ncol = r->hdr.version >= HT_VERSION_SEALED_BIRTH ? HT_SC_COUNT
+             : r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT_V7 : HT_SC_COUNT_V3;
+    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end, ncol);
     else for (int i = 0; ok && i < ncol; i++) {
       ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
       if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
@@ -1206,6 +1214,8 @@ static int seal_open(HtReader *r)
     if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
     c->left = pk->nev;
     c->nallocs = c->a0 = a0;
+    c->ops = a0 + f0;
+    c->f0 = f0;
     c->seq = s0 - 1;
     c->seq0 = pk->seq0;
     c->seq1 = pk->seq1;
@@ -1232,6 +1242,12 @@ static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
     if (!ev->bweight) ev->bweight = ev->bsize;  /* as the resolver weighs it */
     ev->btid = c->a[ev->back - 1 - c->a0].tid;
     ev->has_blk = 1;
+    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH && ev->type == HT_EV_FREE) {
+      ev->bts = c->a[ev->back - 1 - c->a0].ts;
+      ev->bop = c->a[ev->back - 1 - c->a0].op;
+      ev->baddr = c->a[ev->back - 1 - c->a0].addr;
+      ev->has_birth = 1;
+    }
     return 1;
   }
   if (ht_ruleb128(&c->p[HT_SC_BSTACK], c->e[HT_SC_BSTACK], &v)) return 0;
@@ -1244,6 +1260,18 @@ static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
   if (ht_ruleb128(&c->p[HT_SC_BTID], c->e[HT_SC_BTID], &v)) return 0;
   ev->btid = (uint32_t)(ev->tid + (uint64_t)ht_unzigzag(v));
   ev->has_blk = 1;
+  if (r->hdr.version < HT_VERSION_SEALED_BIRTH || ev->type != HT_EV_FREE) return 1;
+  if (ht_ruleb128(&c->p[HT_SC_BTIME], c->e[HT_SC_BTIME], &v)) return 0;
+  ev->bts = c->bts += (uint64_t)ht_unzigzag(v);
+  if (ht_ruleb128(&c->p[HT_SC_BOP], c->e[HT_SC_BOP], &v)) return 0;
+  c->bfr = ht_seal_pace(ev->back - 1, c->bidx, c->bfr, c->a0, c->f0) +
+           (uint64_t)ht_unzigzag(v);
+  c->bidx = ev->back - 1;
+  ev->bop = ev->back - 1 + c->bfr;
+  if (ev->bop >= c->ops || ev->bop < ev->back - 1 || ev->bts > ev->ts) return 0;  /* born after */
+  if (ht_ruleb128(&c->p[HT_SC_BADDR], c->e[HT_SC_BADDR], &v)) return 0;
+  ev->baddr = c->baddr += (uint64_t)ht_unzigzag(v);
+  ev->has_birth = 1;
   return 1;
 }
 
@@ -1300,6 +1328,8 @@ static int seal_event(HtReader *r, HtEvent *ev)
     c->a[c->nallocs - c->a0].weight = ev->weight;
     c->a[c->nallocs - c->a0].stack = ev->stack;
     c->a[c->nallocs - c->a0].tid = ev->tid;
+    c->a[c->nallocs - c->a0].ts = ev->ts;
+    c->a[c->nallocs - c->a0].op = c->ops++;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
@@ -1324,9 +1354,11 @@ static int seal_event(HtReader *r, HtEvent *ev)
       ev->back = c->nallocs - v + 1;
       if (!seal_blk(r, c, ev)) goto bad;
       c->last_freed = ev->back - 1;
-      if (ev->back - 1 >= c->a0) {  /* allocated in this block: its address is known */
-        uint64_t a = c->a[ev->back - 1 - c->a0].addr;
-        unsigned k = ht_seal_class(c->a[ev->back - 1 - c->a0].size);
+      c->ops++;
+      if (ev->back - 1 >= c->a0 || ev->has_birth) {  /* its address is known */
+        uint64_t a = ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].addr : ev->baddr;
+        unsigned k = ht_seal_class(ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].size
+                                                          : ev->bsize);
         c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
         c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
       }

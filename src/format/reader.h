@@ -45,6 +45,13 @@ typedef struct HtEvent {
   int has_blk;
   uint64_t bsize, bweight;   /* its size and weight */
   uint32_t bstack, btid;     /* its stack and allocating thread */
+  /* FREE with back, on sealed tapes from version 8 (has_birth): that
+  ** block's birth and place. */
+  int has_birth;
+  uint64_t bts;              /* time of its allocation */
+  uint64_t bop;              /* op number of its allocation (allocations and
+                                resolved frees before it) */
+  uint64_t baddr;            /* its address */
 } HtEvent;
 
 /* Identity of the block an ALLOC or FREE is about: its address, with the top

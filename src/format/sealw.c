@@ -1,6 +1,6 @@
 /* heaptape -- the sealed tape's writer: events in global order into blocks
 ** of columns, each block one packet of zstd-compressed columns (format.h,
-** versions 2 to 7; it writes 7). */
+** versions 2 to 8; it writes 8). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +34,10 @@ struct HtSealW {
   uint64_t first_seq;        /* sequence number of its first event */
   uint64_t nallocs;          /* allocations so far */
   uint64_t prev_seq, prev_ts, prev_tid, prev_stack, prev_addr, prev_bstack; /* deltas */
+  uint64_t prev_bts, prev_bfr, prev_baddr; /* and of BTIME, BOP, BADDR */
+  uint64_t prev_bidx;        /* index of the block BOP last named */
+  uint64_t nfrees;           /* resolved frees so far */
+  uint64_t f0;               /* resolved frees before the block */
   ZSTD_CCtx *zc;             /* compressor */
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
   uint64_t *asize;           /* and their sizes */
@@ -113,6 +117,7 @@ static void sealw_flush(HtSealW *w)
   b->n = 0;
   col_uleb(w, b, w->a0);
   col_uleb(w, b, w->first_seq);
+  col_uleb(w, b, w->f0);
   for (int i = 0; i < HT_SC_COUNT; i++) {
     Col *c = &w->col[i];
     size_t zn = 0, bound = ZSTD_compressBound(c->n);
@@ -178,6 +183,17 @@ static void sealw_block(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
   col_uleb(w, &c[HT_SC_BSIZE], b->size);
   col_uleb(w, &c[HT_SC_BWEIGHT], ht_zigzag((int64_t)(b->weight - b->size)));
   col_uleb(w, &c[HT_SC_BTID], ht_zigzag((int64_t)b->tid - (int64_t)ev->tid));
+  if (ev->type != HT_EV_FREE) return;
+  /* its birth and address (version 8): lifetimes and heap maps need no table */
+  col_uleb(w, &c[HT_SC_BTIME], ht_zigzag((int64_t)(b->born_ts - w->prev_bts)));
+  w->prev_bts = b->born_ts;
+  uint64_t fr = b->born_op - (b->back - 1);  /* resolved frees before its birth */
+  uint64_t pred = ht_seal_pace(b->back - 1, w->prev_bidx, w->prev_bfr, w->a0, w->f0);
+  col_uleb(w, &c[HT_SC_BOP], ht_zigzag((int64_t)(fr - pred)));
+  w->prev_bfr = fr;
+  w->prev_bidx = b->back - 1;
+  col_uleb(w, &c[HT_SC_BADDR], ht_zigzag((int64_t)(ev->addr - w->prev_baddr)));
+  w->prev_baddr = ev->addr;
 }
 
 /* Write the modules listed so far as one MODULES packet. */
@@ -208,6 +224,8 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->first_seq = ev->seq;
     w->prev_ts = ev->ts;
     w->prev_tid = w->prev_stack = w->prev_addr = w->prev_bstack = 0;
+    w->prev_bts = w->prev_bfr = w->prev_baddr = w->prev_bidx = 0;
+    w->f0 = w->nfrees;
     w->nf = w->last_freed = 0;
     w->gen++;
   }
@@ -270,6 +288,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
         col_uleb(w, &c[HT_SC_BACK], rel);
       } else col_uleb(w, &c[HT_SC_BACK], since);
       w->last_freed = back - 1;
+      w->nfrees++;
       sealw_block(w, ev, b);
     } else col_uleb(w, &c[HT_SC_BACK], 0);
     if (!back) {
@@ -278,7 +297,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
       sealw_freed(w, ev->addr, NULL);
     } else if (back - 1 >= w->a0) {  /* allocated in this block: its address is known */
       sealw_freed(w, w->aaddr[back - 1 - w->a0], &w->asize[back - 1 - w->a0]);
-    }
+    } else sealw_freed(w, ev->addr, &b->size);  /* and BADDR gave it */
     break;
   case HT_EV_RSS:
   case HT_EV_LOST:

@@ -1,4 +1,4 @@
-/* heaptape -- the sealed tape's writer (format version 5): header, copied
+/* heaptape -- the sealed tape's writer (format version 8): header, copied
 ** dictionaries, META, STACKS, column-coded event blocks and their index. */
 #ifndef HT_SEALW_H
 #define HT_SEALW_H
@@ -17,6 +17,7 @@ typedef struct HtSealBlock {
   uint64_t back;
   uint64_t size, weight;
   uint32_t stack, tid;
+  uint64_t born_op, born_ts; /* its allocation's op number and time */
 } HtSealBlock;
 
 /* Add one event in global order with the block it names (NULL: none). */

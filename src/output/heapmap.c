@@ -10,6 +10,7 @@
 #include "apng.h"
 #include "../analyze/frames.h"
 #include "../analyze/ops.h"
+#include "../base/grow.h"
 #include "../base/hash.h"
 
 /*
@@ -18,6 +19,13 @@
 ** block touches, in address order, with a grey line where the addresses
 ** jump. Pass 1 finds the granules and the sites; pass 2 draws each block as
 ** a rectangle from its New to its Free (or the right edge if never freed).
+**
+** On a sealed tape of version 8 a Free carries its block's birth and
+** address, so the resolver keeps no table of live blocks (without frames):
+** pass 1 notes which blocks end (a bit per allocation), and pass 2 draws a
+** block that never does at its New, on a layer laid over the picture at the
+** end: the same picture as drawing the blocks left at the end last, in
+** allocation order.
 */
 
 #define GRAN_SHIFT 16
@@ -26,6 +34,7 @@
 #define PAPER 0xffffffu      /* around the plot */
 #define INK 0x202020u        /* labels */
 #define GRID 0x909090u       /* axes and ticks */
+#define LK_NONE 0xffffffffu  /* no never-freed block on this pixel */
 #define FW 7                 /* glyph cell width, px */
 #define FH 13                /* glyph cell height, px */
 
@@ -145,6 +154,11 @@ typedef struct Map {
   const char *png;           /* the picture's path, or NULL */
   HtMap g;                   /* granules touched (pass 1) */
   HtOps ops;                 /* operations stream of the pass */
+  uint64_t *ended;           /* without a table: blocks freed (or dropped),
+                                a bit per allocation index */
+  size_t nended;             /* words of it */
+  Img lk;                    /* without a table: the never-freed blocks'
+                                layer (LK_NONE where none) */
   int deco;                  /* axes and legend around the plot */
   long px, py;               /* the plot's place in the picture */
   Img out, fr, im;           /* picture, frame, plot */
@@ -494,6 +508,8 @@ void ht_heapmap_destroy(HtHeapmap *m)
   free(m->im.px);
   free(m->out.px);
   free(m->fr.px);
+  free(m->lk.px);
+  free(m->ended);
   free(m->gran);
   if (m->anim) {  /* left open by an error: its message is already in err */
     char junk[256];
@@ -506,12 +522,33 @@ void ht_heapmap_destroy(HtHeapmap *m)
   free(m);
 }
 
+/* Note that the block of allocation index i ends before the tape does. */
+static int map_ended(Map *m, uint64_t i)
+{
+  if (i / 64 >= m->nended) {
+    size_t cap = m->nended, n = (size_t)(i / 64) + 1;
+    if (ht_grow(&m->ended, &cap, n, sizeof(uint64_t))) return -1;
+    memset(m->ended + m->nended, 0, (cap - m->nended) * sizeof(uint64_t));
+    m->nended = cap;
+  }
+  m->ended[i / 64] |= 1ull << (i % 64);
+  return 0;
+}
+
 /* Pass 1: the granules blocks touch and the bytes of each site. */
 void ht_heapmap_layout(void *arg, const HtRes *res)
 {
   Map *m = arg;
   HtOp op;
-  if (m->failed || !ht_ops_res(&m->ops, res, &op) || op.op != HT_OP_NEW) return;
+  if (m->failed) return;
+  if (res->rs->tableless && ((res->ev->type == HT_EV_FREE && res->known &&
+                              map_ended(m, res->blk.index)) ||
+                             (res->ev->type == HT_EV_ALLOC && res->dup &&
+                              map_ended(m, res->old.index)))) {
+    m->failed = 1;
+    return;
+  }
+  if (!ht_ops_res(&m->ops, res, &op) || op.op != HT_OP_NEW) return;
   uint64_t *sb = ht_map_get(&m->site_bytes, op.stack);
   if (sb) *sb += op.size;
   else if (ht_map_put(&m->site_bytes, op.stack, op.size)) { m->failed = 1; return; }
@@ -563,6 +600,20 @@ void ht_heapmap_draw(void *arg, const HtRes *res)
   if (m->failed || !ht_ops_res(&m->ops, res, &op)) return;
   if (op.op == HT_OP_FREE && m->png)
     map_block(m, &m->im, op.born, op.index, op.addr, op.size, op.stack);
+  uint64_t i = op.handle - 1;
+  if (op.op == HT_OP_NEW && m->png && res->rs->tableless &&
+      !(i / 64 < m->nended && (m->ended[i / 64] >> (i % 64) & 1))) {  /* never freed */
+    if (!m->lk.px) {
+      m->lk = (Img){.w = m->im.w, .h = m->im.h};
+      if (!(m->lk.px = malloc((size_t)m->lk.w * m->lk.h * sizeof(uint32_t)))) {
+        snprintf(m->err, m->errlen, "out of memory");
+        m->failed = 1;
+        return;
+      }
+      for (size_t k = 0; k < (size_t)m->lk.w * m->lk.h; k++) m->lk.px[k] = LK_NONE;
+    }
+    map_block(m, &m->lk, op.born, m->nops, op.addr, op.size, op.stack);
+  }
   while (m->fk < m->nf && op.index + 1 >= (m->fk + 1) * m->nops / m->nf)
     if (map_frame(m, res->rs, &m->fr, m->o->frames, m->fk++, m->err, m->errlen)) {
       m->failed = 1;
@@ -578,11 +629,16 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
   size_t it = 0, n;
   uint64_t k, v;
   const char *png = m->png;
-  HtOpBlock *live = png ? map_live(rs, &n) : NULL;
-  if (png && !live) return -1;
-  for (size_t i = 0; png && i < n; i++)
-    map_block(m, &m->im, live[i].born, m->nops, live[i].addr, live[i].size, live[i].stack);
-  free(live);
+  if (rs->tableless) {  /* the never-freed blocks' layer over the rest */
+    for (size_t i = 0; png && m->lk.px && i < (size_t)m->im.w * m->im.h; i++)
+      if (m->lk.px[i] != LK_NONE) m->im.px[i] = m->lk.px[i];
+  } else {
+    HtOpBlock *live = png ? map_live(rs, &n) : NULL;
+    if (png && !live) return -1;
+    for (size_t i = 0; png && i < n; i++)
+      map_block(m, &m->im, live[i].born, m->nops, live[i].addr, live[i].size, live[i].stack);
+    free(live);
+  }
   if (png && m->deco) {
     m->out.px = malloc((size_t)m->out.w * m->out.h * sizeof(uint32_t));
     if (!m->out.px) return -1;

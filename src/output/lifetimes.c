@@ -123,8 +123,19 @@ int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *
 void ht_life_res(void *arg, const HtRes *res)
 {
   HtLife *l = arg;
-  if (res->ev->type == HT_EV_FREE && res->known) { life_freed(l, res); return; }
+  if (res->ev->type == HT_EV_FREE && res->known) {
+    l->never--;
+    l->never_bytes -= res->blk.size;
+    life_freed(l, res);
+    return;
+  }
   if (res->ev->type != HT_EV_ALLOC) return;
+  if (res->dup) {  /* the tape lost its free: the block is gone, not freed */
+    l->never--;
+    l->never_bytes -= res->old.size;
+  }
+  l->never++;  /* until its free comes */
+  l->never_bytes += res->blk.size;
   l->blocks++;
   if (l->o.by_site) {
     HtLifeSite *s = life_site(l, res->blk.stack);
@@ -132,13 +143,10 @@ void ht_life_res(void *arg, const HtRes *res)
   }
 }
 
-/* Never-freed blocks and site names, after the pass. */
+/* Site names, after the pass (the never-freed blocks are counted as it
+** goes: no table of live blocks is asked). */
 int ht_life_finish(HtLife *l, const HtResolve *rs, const HtReader *r)
 {
-  size_t it = 0;
-  uint64_t addr;
-  HtBlock b;
-  while (ht_resolve_live_next(rs, &it, &addr, &b)) { l->never++; l->never_bytes += b.size; }
   l->oom |= rs->oom;
   if (l->o.by_site) life_names(l, r);
   return l->oom ? -1 : 0;

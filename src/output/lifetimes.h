@@ -55,8 +55,9 @@ typedef struct HtLife {
 int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *h) HT_HIDDEN;
 /* Count one resolved event (an HtResFn). */
 void ht_life_res(void *l, const HtRes *res) HT_HIDDEN;
-/* After the pass: blocks rs still holds are never freed; sites get their
-** names (ht_frames_site_name) from r. 0, or -1 if out of memory. */
+/* After the pass (blocks never freed are counted as it goes, so rs may keep
+** no table: ht_resolve_carried): sites get their names from r. 0, or -1 if
+** out of memory. */
 int ht_life_finish(HtLife *l, const HtResolve *rs, const HtReader *r) HT_HIDDEN;
 /* Release what l owns. */
 void ht_life_free(HtLife *l) HT_HIDDEN;
