@@ -159,6 +159,9 @@ typedef struct Map {
   size_t nended;             /* words of it */
   Img lk;                    /* without a table: the never-freed blocks'
                                 layer (LK_NONE where none) */
+  HtMap lk_col;              /* and their stacks' colours, kept apart from
+                                site_col (the legend's order): stack -> colour */
+  HtMap lk_first;            /* stack -> first never-freed block's handle */
   int deco;                  /* axes and legend around the plot */
   long px, py;               /* the plot's place in the picture */
   Img out, fr, im;           /* picture, frame, plot */
@@ -263,8 +266,8 @@ static int img_png(const Img *im, const char *path, char *err, size_t errlen)
 }
 
 /* Draw one block on the time map. */
-static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t addr,
-                      uint64_t size, uint32_t stack)
+static void map_rect(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t addr,
+                     uint64_t size, uint32_t colour)
 {
   double span = (double)((uint64_t)m->ngran << GRAN_SHIFT);
   uint64_t a = map_pos(m, addr), b = map_pos(m, addr + (size ? size : 1) - 1) + 1;
@@ -273,7 +276,42 @@ static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t add
   long y0 = (long)((double)a * im->h / span), y1 = (long)((double)b * im->h / span);
   if (x1 <= x0) x1 = x0 + 1;
   if (y1 <= y0) y1 = y0 + 1;
-  img_fill(im, x0, x1, y0, y1, map_site(m, stack));
+  img_fill(im, x0, x1, y0, y1, colour);
+}
+
+/* Draw one block on the time map in its site's colour. */
+static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t addr,
+                      uint64_t size, uint32_t stack)
+{
+  map_rect(m, im, born, end, addr, size, map_site(m, stack));
+}
+
+/* Draw a block never freed on the layer of those (pass 2, without a table).
+** Its site's colour is cached apart: the legend lists sites in the order
+** they were first drawn, those of never-freed blocks after the rest
+** (ht_heapmap_finish). 0, or -1 when out of memory. */
+static int map_never(Map *m, const HtOp *op)
+{
+  uint64_t *c = ht_map_get(&m->lk_col, op->stack);
+  uint64_t col;
+  if (c) col = *c;
+  else {
+    char name[1024];
+    ht_frames_site_name(m->r, op->stack, m->o->wrappers, m->o->nwrappers, name, sizeof(name),
+                        NULL);
+    col = map_colour(name);
+    if (ht_map_put(&m->lk_col, op->stack, col) || ht_map_put(&m->lk_first, op->stack, op->handle))
+      return -1;
+  }
+  map_rect(m, &m->lk, op->born, m->nops, op->addr, op->size, (uint32_t)col);
+  return 0;
+}
+
+/* Order (stack, first handle) pairs by handle. */
+static int map_first_cmp(const void *a, const void *b)
+{
+  uint64_t x = ((const uint64_t *)a)[1], y = ((const uint64_t *)b)[1];
+  return x < y ? -1 : x > y;
 }
 
 /* Order live blocks by handle (allocation order). */
@@ -494,7 +532,8 @@ HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpt
   m->im = (Img){.w = m->deco ? o->w - 80 - 10 - lw : o->w,
                 .h = m->deco ? o->h - 24 - 40 : o->h};
   if (ht_map_init(&m->g, 1024) || ht_map_init(&m->site_col, 64) ||
-      ht_map_init(&m->site_bytes, 64) || ht_ops_init(&m->ops)) {
+      ht_map_init(&m->site_bytes, 64) || ht_map_init(&m->lk_col, 64) ||
+      ht_map_init(&m->lk_first, 64) || ht_ops_init(&m->ops)) {
     ht_heapmap_destroy(m);
     return NULL;
   }
@@ -517,6 +556,8 @@ void ht_heapmap_destroy(HtHeapmap *m)
   }
   ht_map_free(&m->site_col);
   ht_map_free(&m->site_bytes);
+  ht_map_free(&m->lk_col);
+  ht_map_free(&m->lk_first);
   ht_map_free(&m->g);
   ht_ops_free(&m->ops);
   free(m);
@@ -612,7 +653,10 @@ void ht_heapmap_draw(void *arg, const HtRes *res)
       }
       for (size_t k = 0; k < (size_t)m->lk.w * m->lk.h; k++) m->lk.px[k] = LK_NONE;
     }
-    map_block(m, &m->lk, op.born, m->nops, op.addr, op.size, op.stack);
+    if (map_never(m, &op)) {
+      snprintf(m->err, m->errlen, "out of memory");
+      m->failed = 1;
+    }
   }
   while (m->fk < m->nf && op.index + 1 >= (m->fk + 1) * m->nops / m->nf)
     if (map_frame(m, res->rs, &m->fr, m->o->frames, m->fk++, m->err, m->errlen)) {
@@ -632,6 +676,16 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
   if (rs->tableless) {  /* the never-freed blocks' layer over the rest */
     for (size_t i = 0; png && m->lk.px && i < (size_t)m->im.w * m->im.h; i++)
       if (m->lk.px[i] != LK_NONE) m->im.px[i] = m->lk.px[i];
+    /* their sites, in the order drawing them last would have named them */
+    uint64_t (*first)[2] = malloc((m->lk_first.count ? m->lk_first.count : 1) * sizeof(*first));
+    if (!first) return -1;
+    n = 0;
+    it = 0;
+    while (ht_map_next(&m->lk_first, &it, &k, &v)) { first[n][0] = k; first[n][1] = v; n++; }
+    qsort(first, n, sizeof(*first), map_first_cmp);
+    for (size_t i = 0; i < n; i++) map_site(m, (uint32_t)first[i][0]);
+    free(first);
+    it = 0;
   } else {
     HtOpBlock *live = png ? map_live(rs, &n) : NULL;
     if (png && !live) return -1;

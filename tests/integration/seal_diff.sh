@@ -82,7 +82,7 @@ for t in "$TMP"/*.tape; do
   ok "$n: every analysis the same from the sealed tape" cmp -s "$TMP/j/out" "$TMP/s/out"
   # More than one block: frees of blocks born in earlier blocks carry their
   # births and addresses (version 8), which lifetimes and heapmap read.
-  [ "$n" = python ] && ok "python: sealed in several blocks (lifetimes, heapmap without a table)" \
+  [ "$n" = pymod ] && ok "pymod: sealed in several blocks (lifetimes, heapmap without a table)" \
     sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -Eq 'packets \(([2-9]|[1-9][0-9]+) of events\)'"
   cmp -s "$TMP/j/out" "$TMP/s/out" || diff "$TMP/j/out" "$TMP/s/out" | head -n 10
   ok "$n: html of the sealed tape has the 100 buckets asked, from its aggregate section" sh -c \
