@@ -412,6 +412,8 @@ static void mods_scan(ThreadTape *t)
     SizeT tsize = VG_(DebugInfo_get_text_size)(di);
     const HChar *path = VG_(DebugInfo_get_filename)(di);
     if (!text || !tsize || !path) continue;
+    Addr self = (Addr)&mods_scan;  /* the tool's own binary is not the program's */
+    if (self >= text && self < text + tsize) continue;
     Bool seen = False;
     for (UInt i = 0; i < mods_n && !seen; i++) seen = mods_seen[i] == text;
     if (seen || mods_n >= HV_MODS) continue;

@@ -24,6 +24,9 @@ counts() {
 "$HEAPTAPE" record --access --journal -o "$T/ak.tape" -- "$PROGS/acc_known" 2>"$T/ak.err"
 ok "acc_known: recorded, exit 0" $?
 grep -q 'tape .*ak.tape' "$T/ak.err"; ok "acc_known: summary line" $?
+"$HEAPTAPE" dump --no-stacks "$T/ak.tape" | grep ' MODULE ' >"$T/ak.mods"
+grep -q 'acc_known' "$T/ak.mods" && ! grep -q '/heaptape-amd64-linux"' "$T/ak.mods"
+ok "acc_known: modules are the program's, not the Valgrind tool's own binary" $?
 "$HEAPTAPE" ops --access "$T/ak.tape" >"$T/ak.ops" 2>"$T/ak.ops.err"; ok "ops --access: exit 0" $?
 counts "$T/ak.ops" >"$T/ak.counts"
 want() { grep -qx "$1" "$T/ak.counts"; ok "acc_known: $2 ($1)" $?; }
