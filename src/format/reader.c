@@ -1,5 +1,6 @@
 /* heaptape -- the tape reader: scan and validate packets, load dictionaries,
-** then merge every thread's events into global sequence order. */
+** then merge every thread's events into global sequence order (a sealed
+** tape's summary packets and blocks: sealread.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -14,34 +15,22 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "reader.h"
+#include "readint.h"
 #include "../base/grow.h"
 #include "../base/map.h"
 #include "../../include/heaptape.h"
 
-/* -- Types ---------------------------------------------------------------- */
+/* -- Types (the reader's own: readint.h has the shared ones) -------------- */
 
-typedef struct PacketRef {
-  uint64_t off;              /* file offset of the packet header */
-  uint32_t blen;             /* stored body bytes */
-  uint32_t rawlen;           /* body bytes after decompression */
-  uint32_t flags;            /* HT_PF_* */
-  uint32_t gen;              /* stack generation at packet start */
-  uint32_t pid, tid;         /* stream */
-  uint64_t seq0, seq1;       /* sequence range */
-  uint64_t ts0;              /* timestamp at packet start */
-  uint32_t nev;              /* events announced */
-} PacketRef;
-
-typedef struct ThreadState {
+struct ThreadState {
   uint32_t pid, tid;         /* stream identity */
   uint32_t *local;           /* local stack id - 1 -> global id */
   uint32_t nlocal, caplocal; /* ids defined, allocated */
   uint32_t gen;              /* stack generation (RESETs seen) */
   int seen;                  /* a packet of this stream was opened */
-} ThreadState;
+};
 
-typedef struct Cursor {
+struct Cursor {
   const PacketRef *pk;       /* packet being decoded: &pkc */
   PacketRef pkc;             /* its copy (a followed tape's r->pk moves) */
   ThreadState *th;           /* its thread (stable: see HtReader.th) */
@@ -60,128 +49,10 @@ typedef struct Cursor {
   uint64_t na, nf;           /* ALLOC and FREE records decoded in the packet */
   uint64_t ra[HT_BACKREF_MAX]; /* addresses of recent ALLOCs (ring) */
   uint64_t rf[HT_BACKREF_MAX]; /* addresses of recent FREEs (ring) */
-} Cursor;
-
-typedef struct StackNode {
-  uint64_t frame;            /* frame value */
-  uint32_t parent;           /* parent global id, 0 = root */
-} StackNode;
-
-typedef struct Module {
-  char *path;                /* file path, then the build id (one owned block) */
-  const uint8_t *build_id;   /* build id bytes, in path's block: stable as mods grows */
-  size_t build_id_len;       /* bytes of build_id */
-  uint64_t base;             /* load base */
-  uint64_t lo, hi;           /* address range covered by its segments */
-} Module;
-
-typedef struct SymEntry {
-  uint32_t first;            /* index of the first frame in syms */
-  uint32_t n;                /* inline frames */
-} SymEntry;
-
-struct HtReader {
-  const uint8_t *data;       /* the tape bytes */
-  size_t size;               /* bytes of data */
-  int mapped;                /* data is an mmap to unmap */
-  int nocrc;                 /* fuzzing: trust checksums */
-  HtHeader hdr;              /* parsed header */
-  char *hdr_exe, *hdr_argv, *hdr_fe; /* owned header strings */
-  HtReadStats st;            /* damage and totals */
-  PacketRef *pk;             /* EVENTS packets sorted by seq0 */
-  size_t npk, cappk;         /* packets, allocated */
-  size_t next_pk;            /* next packet to activate */
-  Cursor **heap;             /* active cursors, min-heap by ev.seq */
-  size_t nheap, capheap;     /* cursors, allocated */
-  uint64_t ts_base;          /* time zero: header T0, else smallest ts0 */
-  uint64_t ts_last;          /* last delivered timestamp (monotone) */
-  ThreadState **th;          /* streams, each its own block: open cursors point
-                             ** at them while new threads grow this array */
-  size_t nth, capth;         /* streams, allocated */
-  HtMap thmap;               /* pid << 32 | tid -> index + 1 in th */
-  StackNode *nodes;          /* global stack nodes, index = id */
-  uint32_t nnodes, capnodes; /* nodes (node 0 unused), allocated */
-  uint32_t *nhash;           /* open-addressing table of node ids */
-  size_t nhmask;             /* slots - 1 */
-  uint32_t unknown;          /* node standing for a lost stack, 0 = none */
-  Module *mods;              /* modules seen */
-  size_t nmods, capmods;     /* modules, allocated */
-  HtMap strmap;              /* dict id << 32 | str id -> index + 1 in strs */
-  char **strs;               /* dictionary strings (owned, kept until close:
-                             ** symbols point at them) */
-  size_t nstrs, capstrs;     /* strings, allocated */
-  HtMap symmap;              /* address -> index + 1 in symtab */
-  SymEntry *symtab;          /* symbols */
-  size_t nsymtab, capsymtab; /* symbols, allocated */
-  HtSymbol *syms;            /* inline frames of all symbols */
-  size_t nsyms, capsyms;     /* frames, allocated */
-  HtMap locmap;              /* location id -> index + 1 in locs */
-  HtLocation *locs;          /* runtime locations */
-  size_t nlocs, caplocs;     /* locations, allocated */
-  ZSTD_DCtx *zd;             /* decompression context */
-  Cursor *pending;           /* cursor whose event was just delivered */
-  uint64_t id_budget;        /* stack ids the streams may still grow by */
-  uint64_t open_bytes;       /* memory held by open cursors */
-  int pass;                  /* passes started (damage is counted in the first) */
-  size_t hdr_len;            /* bytes of the header, checksum included */
-  uint64_t *dict_off;        /* DICT packets: offset, total bytes (pairs) */
-  size_t ndict, capdict;     /* pairs, allocated (in uint64_t) */
-  uint64_t *acc_off;         /* ACCESS packets of the process: offsets */
-  size_t nacc, capacc;       /* packets, allocated */
-  uint64_t acc_events;       /* accesses they announce */
-  int sealed;                /* version 2: SEVENTS blocks in r->pk */
-  int have_meta;             /* a sealed tape's META was read */
-  int have_ops;              /* and its count of ops (allocations, resolved frees) */
-  uint64_t meta_ops;         /* that count */
-  HtReadStats meta;          /* the journal's reading, from META */
-  uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
-  size_t agglen;             /* its bytes */
-  int agg_bad;               /* a piece of it is missing or out of order */
-  struct SealCur *sc;        /* the sealed block being decoded, or NULL */
-  struct SealCur *sc_spare;  /* a decoder to reuse (4 MiB), or NULL */
-  int follow;                /* a growing tape: ht_reader_open_follow */
-  int fd;                    /* followed tape's descriptor (fstat on poll) */
-  size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
-  uint64_t scan_off;         /* where the next scan starts (a partial packet) */
-  uint64_t hold_ts;          /* events after this time wait for a gap to fill */
-  uint64_t act_max;          /* a followed tape: largest seq0 opened so far */
-  uint64_t reordered;        /* packets opened after one with a larger seq0 */
-  uint64_t seq_last;         /* sequence number last delivered */
-  int have_ts;               /* ts_base is set (from a packet) */
 };
 
-/* Decoding state of one sealed block (SEVENTS packet). */
-typedef struct SealCur {
-  uint8_t *own;              /* decompressed body (owned), or NULL */
-  uint8_t *cols;             /* decompressed columns (version 7, owned) */
-  const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
-  uint32_t left;             /* events not yet decoded */
-  uint64_t nallocs;          /* allocation index of the next ALLOC */
-  uint64_t seq, ts, tid, stack, addr, bstack; /* delta bases */
-  uint64_t bts, bfr, baddr;  /* version 8: delta bases of BTIME, BOP, BADDR */
-  uint64_t bidx;             /* version 8: index of the block BOP last named */
-  uint64_t ops;              /* version 8: op number of the next op */
-  uint64_t f0;               /* version 8: resolved frees before the block */
-  uint64_t seq0, seq1;       /* sequence range the packet announces */
-  uint64_t off;              /* the packet's offset (damage messages) */
-  HtSegment segs[64];        /* MODULE segments */
-  uint64_t a0;               /* allocation index of the block's first ALLOC */
-  uint64_t last_freed;       /* allocation index the last resolved FREE released */
-  uint64_t nf;               /* freed addresses written to fring */
-  uint32_t cn[HT_SEAL_CLASSES];  /* version 7: freed addresses of each size class */
-  /* From here on nothing is read before it is written: a block reusing the
-  ** decoder clears only what comes before. */
-  uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
-  uint64_t cring[HT_SEAL_CLASSES][HT_SEAL_CRING]; /* and per size class */
-  struct {                   /* the block's ALLOCs, by index - a0 */
-    uint64_t addr, size, weight;
-    uint32_t stack, tid;
-    uint64_t ts, op;         /* its time and op number (version 8) */
-  } a[HT_SEAL_BLOCK];
-} SealCur;
-
 /* Note the first damage: its offset and a description. */
-static void reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
+void ht_reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
 {
   if (r->st.first_error_off != UINT64_MAX) return;
   r->st.first_error_off = off;
@@ -370,8 +241,8 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
 /* -- Scan ----------------------------------------------------------------- */
 
 /* Body of a packet, decompressed into *own when needed; NULL if damaged. */
-static const uint8_t *packet_body(HtReader *r, const uint8_t *b, uint32_t blen,
-                                  uint32_t rawlen, uint32_t flags, uint8_t **own)
+const uint8_t *ht_reader_body(HtReader *r, const uint8_t *b, uint32_t blen,
+                              uint32_t rawlen, uint32_t flags, uint8_t **own)
 {
   *own = NULL;
   if (!(flags & HT_PF_ZSTD)) return rawlen == blen ? b : NULL;
@@ -442,145 +313,6 @@ static void reader_trailer(HtReader *r, const uint8_t *p, const uint8_t *end)
   }
 }
 
-/* -- Sealed tapes: summary and stacks ------------------------------------ */
-
-static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame);
-
-/* Parse a sealed tape's META body; 0, or -1 when malformed. */
-static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
-{
-  HtReadStats *m = &r->meta;
-  while (p < end) {
-    uint64_t tag, n;
-    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p))
-      return -1;
-    const uint8_t *q = p, *qe = p + n;
-    p += n;
-    if (tag == HT_M_COUNTS) {  /* events, allocations, ops, unresolved frees */
-      uint64_t ev, na;
-      if (ht_ruleb128(&q, qe, &ev) || ht_ruleb128(&q, qe, &na) ||
-          ht_ruleb128(&q, qe, &r->meta_ops)) return -1;
-      r->have_ops = 1;
-    }
-    if (tag != HT_M_DAMAGE) continue;
-    uint64_t v[10], len;
-    for (size_t i = 0; i < HT_COUNTOF(v); i++)
-      if (ht_ruleb128(&q, qe, &v[i])) return -1;
-    if (ht_ruleb128(&q, qe, &len) || len > (uint64_t)(qe - q) || len >= sizeof(m->first_error))
-      return -1;
-    m->damaged = v[0]; m->damaged_bytes = v[1]; m->truncated_bytes = v[2];
-    m->foreign = v[3]; m->lost = v[4]; m->has_trailer = v[5] != 0;
-    m->trailer_events = v[6]; m->trailer_status = v[7] - 1; m->end_ns = v[8];
-    m->first_error_off = v[9] - 1;
-    memcpy(m->first_error, q, len);
-    m->first_error[len] = 0;
-    r->have_meta = 1;
-  }
-  return 0;
-}
-
-/* Add node (parent, frame) as the next id without interning it: a sealed
-** tape names each node once, in id order, and no event adds any (the
-** interning table is left empty). 0 when out of memory. */
-static uint32_t node_append(HtReader *r, uint32_t parent, uint64_t frame)
-{
-  size_t cap = r->capnodes;
-  if (r->nnodes >= UINT32_MAX - 1 ||
-      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
-  r->capnodes = (uint32_t)cap;
-  uint32_t id = r->nnodes++;
-  r->nodes[id].frame = frame;
-  r->nodes[id].parent = parent;
-  return id;
-}
-
-/* Load the nodes of a STACKS body (in id order); 0, or -1 when malformed. */
-static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
-{
-  uint64_t first, n, up, df, frame = 0;
-  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n)) return -1;
-  if (first != r->nnodes || n > (uint64_t)(end - p) / 2) return -1;  /* out of order */
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t id = first + i;
-    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
-      return -1;
-    frame += (uint64_t)ht_unzigzag(df);
-    if (node_append(r, (uint32_t)(id - up), frame) != id) return -1;
-  }
-  return 0;
-}
-
-static void reader_module(HtReader *r, const HtEvent *ev);
-
-/* Learn the modules of a MODULES body; 0, or -1 when malformed. */
-static int seal_modules(HtReader *r, const uint8_t *p, const uint8_t *end)
-{
-  uint64_t n, base, len, blen, nseg;
-  HtSegment segs[64];
-  if (ht_ruleb128(&p, end, &n)) return -1;
-  for (uint64_t i = 0; i < n; i++) {
-    HtEvent ev = {.type = HT_EV_MODULE};
-    if (ht_ruleb128(&p, end, &base) || ht_ruleb128(&p, end, &len) ||
-        len > (uint64_t)(end - p))
-      return -1;
-    ev.addr = base;
-    ev.str = (const char *)p;
-    ev.len = (size_t)len;
-    p += len;
-    if (ht_ruleb128(&p, end, &blen) || blen > (uint64_t)(end - p)) return -1;
-    ev.build_id = p;
-    ev.build_id_len = (size_t)blen;
-    p += blen;
-    if (ht_ruleb128(&p, end, &nseg) || nseg > HT_COUNTOF(segs)) return -1;
-    for (uint64_t k = 0; k < nseg; k++) {
-      uint64_t prot;
-      if (ht_ruleb128(&p, end, &segs[k].vaddr) || ht_ruleb128(&p, end, &segs[k].memsz) ||
-          ht_ruleb128(&p, end, &prot))
-        return -1;
-      segs[k].prot = (uint32_t)prot;
-    }
-    ev.segs = segs;
-    ev.nseg = (size_t)nseg;
-    reader_module(r, &ev);
-  }
-  return 0;
-}
-
-int ht_reader_sealed_ops(const HtReader *r, uint64_t *ops)
-{
-  if (!r->sealed || !r->have_ops) return 0;
-  *ops = r->meta_ops;
-  return 1;
-}
-
-/* After the scan of a sealed tape: the journal's damage and totals are
-** what readers report (the sealed file's own damage, if any, comes first). */
-static void seal_apply_meta(HtReader *r)
-{
-  HtReadStats *st = &r->st, *m = &r->meta;
-  r->ts_base = 0;
-  if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
-    r->have_ops = 0;
-    free(r->agg);
-    r->agg = NULL;
-    r->agglen = 0;
-  }
-  if (!r->have_meta) return;
-  if (st->first_error_off == UINT64_MAX) {
-    st->first_error_off = m->first_error_off;
-    memcpy(st->first_error, m->first_error, sizeof(st->first_error));
-  }
-  st->damaged += m->damaged;
-  st->damaged_bytes += m->damaged_bytes;
-  st->truncated_bytes += m->truncated_bytes;
-  st->foreign += m->foreign;
-  st->lost = m->lost;
-  st->has_trailer = m->has_trailer;
-  st->trailer_events = m->trailer_events;
-  st->trailer_status = m->trailer_status;
-  st->end_ns = m->end_ns;
-}
-
 /* Sort EVENTS packets by first sequence number, then file order. */
 static int packet_cmp(const void *a, const void *b)
 {
@@ -604,13 +336,13 @@ static int reader_scan(HtReader *r, uint64_t off)
       else if (next >= r->size && r->follow) break;  /* being written: the next poll */
       else if (next >= r->size) {
         r->st.truncated_bytes = r->size - off;
-        reader_damage(r, off, "truncated: %llu bytes after the last whole packet lost",
+        ht_reader_damage(r, off, "truncated: %llu bytes after the last whole packet lost",
                       (unsigned long long)(r->size - off));
         break;
       }
       r->st.damaged++;
       r->st.damaged_bytes += next - off;
-      reader_damage(r, off, "damaged packet at byte %llu (bad header or checksum)",
+      ht_reader_damage(r, off, "damaged packet at byte %llu (bad header or checksum)",
                     (unsigned long long)off);
       off = next;
       continue;
@@ -626,7 +358,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     if (flags & ~HT_PF_KNOWN) {
       r->st.damaged++;
       r->st.damaged_bytes += n;
-      reader_damage(r, off, "packet at byte %llu has unknown flags 0x%x",
+      ht_reader_damage(r, off, "packet at byte %llu has unknown flags 0x%x",
                     (unsigned long long)off, flags);
       off += n;
       continue;
@@ -651,7 +383,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     if (r->sealed && kind == HT_P_AGG) {  /* pieces in order: seq0 = offset */
       uint8_t *own, *grown;
-      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       if (!b || pr.seq0 != r->agglen || r->agg_bad ||
           !(grown = realloc(r->agg, r->agglen + pr.rawlen + 1))) {
         r->agg_bad = 1;
@@ -666,15 +398,13 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       uint8_t *own;
-      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
-      int bad = !b || (kind == HT_P_META ? seal_meta(r, b, b + pr.rawlen)
-                       : kind == HT_P_STACKS ? seal_stacks(r, b, b + pr.rawlen)
-                                             : seal_modules(r, b, b + pr.rawlen));
+      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
       free(own);
       if (bad) {
         r->st.damaged++;
         r->st.damaged_bytes += n;
-        reader_damage(r, off, "damaged %s packet at byte %llu",
+        ht_reader_damage(r, off, "damaged %s packet at byte %llu",
                       kind == HT_P_META ? "summary" : kind == HT_P_STACKS ? "stack" : "module",
                       (unsigned long long)off);
       }
@@ -687,7 +417,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       if (pr.seq1 < pr.seq0 || (!r->sealed && pr.nev && pr.seq1 - pr.seq0 + 1 < pr.nev)) {
         r->st.damaged++;
         r->st.damaged_bytes += n;
-        reader_damage(r, off, "packet at byte %llu has an impossible sequence range",
+        ht_reader_damage(r, off, "packet at byte %llu has an impossible sequence range",
                       (unsigned long long)off);
         off += n;
         continue;
@@ -701,14 +431,14 @@ static int reader_scan(HtReader *r, uint64_t off)
       have_ts = 1;
     } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
       uint8_t *own;
-      const uint8_t *b = packet_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       int bad = !b;
       if (b && kind == HT_P_DICT) bad = reader_dict(r, pr.tid, b, b + pr.rawlen) != 0;
       else if (b) reader_trailer(r, b, b + pr.rawlen);
       free(own);
       if (bad) {
         r->st.damaged++;
-        reader_damage(r, off, "damaged %s packet at byte %llu",
+        ht_reader_damage(r, off, "damaged %s packet at byte %llu",
                       kind == HT_P_DICT ? "dictionary" : "trailer",
                       (unsigned long long)off);
       }
@@ -729,20 +459,28 @@ static int reader_scan(HtReader *r, uint64_t off)
   r->have_ts = have_ts;
   if (r->npk > r->next_pk)  /* (a followed tape: only the packets not yet opened) */
     qsort(r->pk + r->next_pk, r->npk - r->next_pk, sizeof(PacketRef), packet_cmp);
-  if (r->sealed) { seal_apply_meta(r); return 0; }
+  if (r->sealed) { ht_sealread_scanned(r); return 0; }
   if (r->st.end_ns > r->ts_base) r->st.end_ns -= r->ts_base;
   else r->st.end_ns = end_ts > r->ts_base ? end_ts - r->ts_base : 0;
   return 0;
 }
 
-/* A sealed tape's AGG body, or NULL (none, or the file is damaged). */
-const uint8_t *ht_reader_agg(const HtReader *r, size_t *len)
-{
-  *len = r->agglen;
-  return r->agg;
-}
-
 /* -- Stacks --------------------------------------------------------------- */
+
+/* Add node (parent, frame) as the next id (node_intern enters it in its
+** table; a sealed tape's STACKS name each node once, in id order, and no
+** event adds any: its table is left empty). 0 when out of memory. */
+uint32_t ht_reader_node_append(HtReader *r, uint32_t parent, uint64_t frame)
+{
+  size_t cap = r->capnodes;
+  if (r->nnodes >= UINT32_MAX - 1 ||
+      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
+  r->capnodes = (uint32_t)cap;
+  uint32_t id = r->nnodes++;
+  r->nodes[id].frame = frame;
+  r->nodes[id].parent = parent;
+  return id;
+}
 
 /* Hash of a (parent, frame) pair. */
 static size_t node_hash(uint32_t parent, uint64_t frame)
@@ -771,7 +509,7 @@ static uint32_t node_intern(HtReader *r, uint32_t parent, uint64_t frame)
     StackNode *s = &r->nodes[r->nhash[j]];
     if (s->frame == frame && s->parent == parent) return r->nhash[j];
   }
-  uint32_t id = node_append(r, parent, frame);
+  uint32_t id = ht_reader_node_append(r, parent, frame);
   if (id) r->nhash[j] = id;
   return id;
 }
@@ -984,7 +722,7 @@ bad:
   if (r->pass == 1) {
     r->st.damaged++;
     r->st.damaged_bytes += (uint64_t)(c->end - c->p);
-    reader_damage(r, c->pk->off, "corrupt record in packet at byte %llu (thread %u)",
+    ht_reader_damage(r, c->pk->off, "corrupt record in packet at byte %llu (thread %u)",
                   (unsigned long long)c->pk->off, c->pk->tid);
   }
   c->p = c->end;
@@ -1008,7 +746,7 @@ static int cursor_decode(HtReader *r, Cursor *c)
 #undef NEED
 
 /* Record a module so addresses can be attributed to it. */
-static void reader_module(HtReader *r, const HtEvent *ev)
+void ht_reader_learn_module(HtReader *r, const HtEvent *ev)
 {
   if (ev->type == HT_EV_UNLOAD) return; /* keep it: stacks may still refer to it */
   if (ht_grow(&r->mods, &r->capmods, r->nmods + 1, sizeof(Module))) return;
@@ -1086,7 +824,7 @@ static int reader_activate(HtReader *r)
     if (r->pass == 1) {
       r->st.damaged++;
       r->st.damaged_bytes += pk->blen;
-      reader_damage(r, pk->off, "packet at byte %llu skipped: too many packets "
+      ht_reader_damage(r, pk->off, "packet at byte %llu skipped: too many packets "
                     "open at once (overlapping sequence ranges)", (unsigned long long)pk->off);
     }
     return 0;
@@ -1099,13 +837,13 @@ static int reader_activate(HtReader *r)
   c->cost = cost;
   r->open_bytes += cost;
   c->th = thread_get(r, pk->pid, pk->tid);
-  const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+  const uint8_t *b = ht_reader_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                  pk->rawlen, pk->flags, &c->own);
   if (!c->th || !b) {
     if (c->th && r->pass == 1) {
       r->st.damaged++;
       r->st.damaged_bytes += pk->blen;
-      reader_damage(r, pk->off, "packet at byte %llu does not decompress",
+      ht_reader_damage(r, pk->off, "packet at byte %llu does not decompress",
                     (unsigned long long)pk->off);
     }
     int rc = c->th ? 0 : HEAPTAPE_E_NOMEM;
@@ -1133,316 +871,13 @@ static int reader_activate(HtReader *r)
   return 0;
 }
 
-/* -- Sealed tapes: events ----------------------------------------------- */
-
-/* Drop the block being decoded. */
-static void seal_cur_free(HtReader *r)
-{
-  if (!r->sc) return;
-  free(r->sc->own);
-  free(r->sc->cols);
-  free(r->sc_spare);
-  r->sc_spare = r->sc;
-  r->sc = NULL;
-}
-
-/* Count damage in a sealed block (first pass only) and drop its rest. */
-static void seal_bad(HtReader *r, const char *what)
-{
-  if (r->pass == 1) {
-    r->st.damaged++;
-    reader_damage(r, r->sc->off, "corrupt %s in sealed block at byte %llu", what,
-                  (unsigned long long)r->sc->off);
-  }
-  seal_cur_free(r);
-}
-
-/* Version 7's columns, each compressed on its own, from p..end into c->cols:
-** 0, or -1 when damaged. */
-static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end,
-                      int ncol)
-{
-  uint64_t len[HT_SC_COUNT], zlen[HT_SC_COUNT], total = 0;
-  const uint8_t *src[HT_SC_COUNT];
-  for (int i = 0; i < ncol; i++) {
-    if (ht_ruleb128(&p, end, &len[i]) || ht_ruleb128(&p, end, &zlen[i])) return -1;
-    uint64_t n = zlen[i] ? zlen[i] : len[i];
-    if (n > (uint64_t)(end - p) || len[i] > HT_PACKET_MAX) return -1;
-    src[i] = p;
-    p += n;
-    total += len[i];
-  }
-  if (total > HT_PACKET_MAX || !(c->cols = malloc(total ? total : 1))) return -1;
-  uint8_t *q = c->cols;
-  for (int i = 0; i < ncol; i++) {
-    if (zlen[i]) {
-      size_t n = ZSTD_decompressDCtx(r->zd, q, len[i], src[i], zlen[i]);
-      if (ZSTD_isError(n) || n != len[i]) return -1;
-    } else if (len[i]) memcpy(q, src[i], len[i]);
-    c->p[i] = q;
-    c->e[i] = q + len[i];
-    q += len[i];
-  }
-  return 0;
-}
-
-/* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
-static int seal_open(HtReader *r)
-{
-  while (r->next_pk < r->npk) {
-    const PacketRef *pk = &r->pk[r->next_pk++];
-    SealCur *c = r->sc_spare;
-    if (c) memset(c, 0, offsetof(SealCur, fring));
-    else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
-    r->sc_spare = NULL;
-    r->sc = c;
-    c->off = pk->off;
-    const uint8_t *b = packet_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
-                                   pk->rawlen, pk->flags, &c->own);
-    if (!b) { seal_bad(r, "compression"); continue; }
-    const uint8_t *p = b, *end = b + pk->rawlen;
-    uint64_t a0 = 0, s0 = 0, f0 = 0, n;
-    int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
-    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH) ok = ok && !ht_ruleb128(&p, end, &f0);
-    int ncol = r->hdr.version >= HT_VERSION_SEALED_BIRTH ? HT_SC_COUNT
-             : r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT_V7 : HT_SC_COUNT_V3;
-    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end, ncol);
-    else for (int i = 0; ok && i < ncol; i++) {
-      ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
-      if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
-    }
-    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
-    c->left = pk->nev;
-    c->nallocs = c->a0 = a0;
-    c->ops = a0 + f0;
-    c->f0 = f0;
-    c->seq = s0 - 1;
-    c->seq0 = pk->seq0;
-    c->seq1 = pk->seq1;
-    c->ts = pk->ts0;
-    return 1;
-  }
-  return 0;
-}
-
-/* A ULEB128 value of column k, or fail. */
-#define SC_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) goto bad; } while (0)
-#define SC_BYTE(k, v) do { if (c->p[k] >= c->e[k]) goto bad; (v) = *c->p[k]++; } while (0)
-
-/* The block a FREE with BACK or an ALLOC with DUP names (version 5): 1, or
-** 0 when it is damaged. */
-static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
-{
-  uint64_t v;
-  if (r->hdr.version < HT_VERSION_SEALED_BLK) return 1;
-  if (ev->back - 1 >= c->a0) {  /* allocated in this block: known */
-    ev->bstack = c->a[ev->back - 1 - c->a0].stack;
-    ev->bsize = c->a[ev->back - 1 - c->a0].size;
-    ev->bweight = c->a[ev->back - 1 - c->a0].weight;
-    if (!ev->bweight) ev->bweight = ev->bsize;  /* as the resolver weighs it */
-    ev->btid = c->a[ev->back - 1 - c->a0].tid;
-    ev->has_blk = 1;
-    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH && ev->type == HT_EV_FREE) {
-      ev->bts = c->a[ev->back - 1 - c->a0].ts;
-      ev->bop = c->a[ev->back - 1 - c->a0].op;
-      ev->baddr = c->a[ev->back - 1 - c->a0].addr;
-      ev->has_birth = 1;
-    }
-    return 1;
-  }
-  if (ht_ruleb128(&c->p[HT_SC_BSTACK], c->e[HT_SC_BSTACK], &v)) return 0;
-  c->bstack += (uint64_t)ht_unzigzag(v);
-  if (c->bstack >= r->nnodes) return 0;
-  ev->bstack = (uint32_t)c->bstack;
-  if (ht_ruleb128(&c->p[HT_SC_BSIZE], c->e[HT_SC_BSIZE], &ev->bsize)) return 0;
-  if (ht_ruleb128(&c->p[HT_SC_BWEIGHT], c->e[HT_SC_BWEIGHT], &v)) return 0;
-  ev->bweight = ev->bsize + (uint64_t)ht_unzigzag(v);
-  if (ht_ruleb128(&c->p[HT_SC_BTID], c->e[HT_SC_BTID], &v)) return 0;
-  ev->btid = (uint32_t)(ev->tid + (uint64_t)ht_unzigzag(v));
-  ev->has_blk = 1;
-  if (r->hdr.version < HT_VERSION_SEALED_BIRTH || ev->type != HT_EV_FREE) return 1;
-  if (ht_ruleb128(&c->p[HT_SC_BTIME], c->e[HT_SC_BTIME], &v)) return 0;
-  ev->bts = c->bts += (uint64_t)ht_unzigzag(v);
-  if (ht_ruleb128(&c->p[HT_SC_BOP], c->e[HT_SC_BOP], &v)) return 0;
-  c->bfr = ht_seal_pace(ev->back - 1, c->bidx, c->bfr, c->a0, c->f0) +
-           (uint64_t)ht_unzigzag(v);
-  c->bidx = ev->back - 1;
-  ev->bop = ev->back - 1 + c->bfr;
-  if (ev->bop >= c->ops || ev->bop < ev->back - 1 || ev->bts > ev->ts) return 0;  /* born after */
-  if (ht_ruleb128(&c->p[HT_SC_BADDR], c->e[HT_SC_BADDR], &v)) return 0;
-  ev->baddr = c->baddr += (uint64_t)ht_unzigzag(v);
-  ev->has_birth = 1;
-  return 1;
-}
-
-/* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
-static int seal_event(HtReader *r, HtEvent *ev)
-{
-  SealCur *c = r->sc;
-  unsigned type, kind = 0;
-  uint64_t v, n;
-  SC_BYTE(HT_SC_TYPE, type);
-  memset(ev, 0, sizeof(*ev));
-  ev->pid = r->hdr.pid;
-  ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE | HT_SC_CLASS));
-  if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
-  if ((type & HT_SC_CLASS) && (ev->type != HT_EV_ALLOC || (type & HT_SC_REUSE) ||
-                               r->hdr.version < HT_VERSION_SEALED_COLZ)) goto bad;
-  SC_ULEB(HT_SC_SEQ, v);
-  ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
-  if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
-  SC_ULEB(HT_SC_TIME, v);
-  ev->ts = c->ts += v;
-  SC_ULEB(HT_SC_TID, v);
-  ev->tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
-  switch (ev->type) {
-  case HT_EV_ALLOC:
-    SC_BYTE(HT_SC_KIND, kind);
-    if (kind & ~HT_K_KNOWN) goto bad;
-    ev->kind = (uint8_t)kind;
-    SC_ULEB(HT_SC_SIZE, ev->size);
-    SC_ULEB(HT_SC_WEIGHT, v);
-    ev->weight = ev->size + (uint64_t)ht_unzigzag(v);
-    if (HT_K_HAS_ALIGN(kind)) SC_ULEB(HT_SC_ALIGN, ev->align);
-    SC_ULEB(HT_SC_STACK, v);
-    c->stack += (uint64_t)ht_unzigzag(v);
-    if (c->stack >= r->nnodes) goto bad;
-    ev->stack = (uint32_t)c->stack;
-    SC_ULEB(HT_SC_ADDR, v);
-    if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
-      unsigned k = ht_seal_class(ev->size);
-      if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
-      ev->addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
-    } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
-      if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
-      ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
-      /* before version 5 a reused address moved the prediction too */
-      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = ev->addr + ht_seal_chunk(ev->size);
-    } else {
-      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
-      c->addr += ht_seal_chunk(ev->size);  /* where the next fresh block is predicted */
-    }
-    if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
-    c->a[c->nallocs - c->a0].addr = ev->addr;
-    c->a[c->nallocs - c->a0].size = ev->size;
-    c->a[c->nallocs - c->a0].weight = ev->weight;
-    c->a[c->nallocs - c->a0].stack = ev->stack;
-    c->a[c->nallocs - c->a0].tid = ev->tid;
-    c->a[c->nallocs - c->a0].ts = ev->ts;
-    c->a[c->nallocs - c->a0].op = c->ops++;
-    if (type & HT_SC_DUP) {
-      SC_ULEB(HT_SC_BACK, v);
-      if (!v || v > c->nallocs) goto bad;
-      ev->back = c->nallocs - v + 1;
-      if (!seal_blk(r, c, ev)) goto bad;
-    }
-    c->nallocs++;
-    break;
-  case HT_EV_FREE:
-    SC_BYTE(HT_SC_KIND, kind);
-    if (kind & ~HT_K_KNOWN) goto bad;
-    ev->kind = (uint8_t)kind;
-    if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
-    SC_ULEB(HT_SC_BACK, v);
-    if (type & HT_SC_REL) {  /* named after the block the last FREE released */
-      uint64_t idx = c->last_freed + 1 + (uint64_t)ht_unzigzag(v);
-      if (idx >= c->nallocs) goto bad;
-      v = c->nallocs - idx;
-    }
-    if (v > c->nallocs) goto bad;
-    if (v) {
-      ev->back = c->nallocs - v + 1;
-      if (!seal_blk(r, c, ev)) goto bad;
-      c->last_freed = ev->back - 1;
-      c->ops++;
-      if (ev->back - 1 >= c->a0 || ev->has_birth) {  /* its address is known */
-        uint64_t a = ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].addr : ev->baddr;
-        unsigned k = ht_seal_class(ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].size
-                                                          : ev->bsize);
-        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
-        c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
-      }
-    } else {
-      SC_ULEB(HT_SC_ADDR, v);
-      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
-      c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
-    }
-    break;
-  case HT_EV_RSS:
-  case HT_EV_LOST:
-    SC_ULEB(HT_SC_SIZE, ev->size);
-    break;
-  case HT_EV_THREAD:
-  case HT_EV_MARK:
-    SC_ULEB(HT_SC_BLOB, n);
-    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
-    ev->str = (const char *)c->p[HT_SC_BLOB];
-    ev->len = n;
-    c->p[HT_SC_BLOB] += n;
-    break;
-  case HT_EV_MODULE:
-  case HT_EV_UNLOAD:
-    SC_ULEB(HT_SC_ADDR, v);
-    ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
-    SC_ULEB(HT_SC_BLOB, n);
-    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
-    ev->str = (const char *)c->p[HT_SC_BLOB];
-    ev->len = n;
-    c->p[HT_SC_BLOB] += n;
-    SC_ULEB(HT_SC_BLOB, n);
-    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
-    ev->build_id = c->p[HT_SC_BLOB];
-    ev->build_id_len = n;
-    c->p[HT_SC_BLOB] += n;
-    SC_ULEB(HT_SC_BLOB, n);
-    if (n > HT_COUNTOF(c->segs)) goto bad;
-    for (uint64_t i = 0; i < n; i++) {
-      SC_ULEB(HT_SC_BLOB, c->segs[i].vaddr);
-      SC_ULEB(HT_SC_BLOB, c->segs[i].memsz);
-      SC_ULEB(HT_SC_BLOB, v);
-      c->segs[i].prot = (uint32_t)v;
-    }
-    ev->segs = c->segs;
-    ev->nseg = n;
-    break;
-  default:
-    goto bad;
-  }
-  return 1;
-bad:
-  return 0;
-}
-
-#undef SC_ULEB
-#undef SC_BYTE
-
-/* Next event of a sealed tape: blocks in order, no merge. */
-static int seal_next(HtReader *r, HtEvent *ev)
-{
-  for (;;) {
-    if (!r->sc || !r->sc->left) {
-      seal_cur_free(r);
-      int rc = seal_open(r);
-      if (rc < 0) return rc;
-      if (rc == 0) return 0;
-      continue;
-    }
-    r->sc->left--;
-    if (!seal_event(r, ev)) { seal_bad(r, "event"); continue; }
-    if (ev->ts < r->ts_last) ev->ts = r->ts_last;
-    r->ts_last = ev->ts;
-    if (ev->type == HT_EV_MODULE) reader_module(r, ev);
-    return 1;
-  }
-}
-
 /* Next event in global order: 1 delivered, 0 at the end. The event's
 ** pointers stay valid until the next call. */
 int ht_reader_next(HtReader *r, HtEvent *ev)
 {
   if (r->pass == 0) r->pass = 1;
   if (r->sealed) {
-    int rc = seal_next(r, ev);
+    int rc = ht_sealread_next(r, ev);
     if (rc > 0) r->st.delivered++;
     return rc;
   }
@@ -1482,26 +917,10 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
   r->seq_last = ev->seq;
   if (ev->ts < r->ts_last) ev->ts = r->ts_last;
   r->ts_last = ev->ts;
-  if (ev->type == HT_EV_MODULE) reader_module(r, ev);
+  if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);
   r->pending = c;
   r->st.delivered++;
   return 1;
-}
-
-/* Rewind to the first event; stack ids stay the same. */
-/* A sealed tape: read on from the block holding the first event after ts
-** (the events before it in that block come too). */
-int ht_reader_seek_ts(HtReader *r, uint64_t ts)
-{
-  if (!r->sealed) return -1;
-  ht_reader_rewind(r);
-  size_t lo = 0, hi = r->npk;  /* the last block starting at or before ts */
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (r->pk[mid].ts0 <= ts) lo = mid; else hi = mid;
-  }
-  r->next_pk = lo;
-  return 0;
 }
 
 int ht_reader_rewind(HtReader *r)
@@ -1511,7 +930,7 @@ int ht_reader_rewind(HtReader *r)
   r->pending = NULL;
   r->next_pk = 0;
   r->ts_last = 0;
-  seal_cur_free(r);
+  ht_sealread_stop(r, 0);
   for (size_t i = 0; i < r->nth; i++) r->th[i]->nlocal = r->th[i]->seen = 0;
   r->pass++;
   return 0;
@@ -1719,8 +1138,7 @@ void ht_reader_close(HtReader *r)
   free(r->locs);
   ht_map_free(&r->locmap);
   free(r->pk);
-  seal_cur_free(r);
-  free(r->sc_spare);
+  ht_sealread_stop(r, 1);
   free(r->dict_off);
   free(r->acc_off);
   free(r->hdr_exe); free(r->hdr_argv); free(r->hdr_fe);
@@ -1788,7 +1206,7 @@ const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
     .ts0 = ht_ru64(h + 40) > base ? ht_ru64(h + 40) - base : 0,
     .nev = ht_ru32(h + 48),
   };
-  return packet_body(r, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);
+  return ht_reader_body(r, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);
 }
 
 /* -- Queries -------------------------------------------------------------- */

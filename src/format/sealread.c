@@ -1,0 +1,501 @@
+/* heaptape -- the sealed tape's reader (docs/FORMAT.md, "Sealed tapes"): its
+** summary packets (META, STACKS, MODULES) met by the scan, and its events,
+** block after block of columns, each decoding on its own. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "readint.h"
+#include "../base/grow.h"
+#include "../../include/heaptape.h"
+
+/* Decoding state of one sealed block (SEVENTS packet). */
+struct SealCur {
+  uint8_t *own;              /* decompressed body (owned), or NULL */
+  uint8_t *cols;             /* decompressed columns (version 7, owned) */
+  const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
+  uint32_t left;             /* events not yet decoded */
+  uint64_t nallocs;          /* allocation index of the next ALLOC */
+  uint64_t seq, ts, tid, stack, addr, bstack; /* delta bases */
+  uint64_t bts, bfr, baddr;  /* version 8: delta bases of BTIME, BOP, BADDR */
+  uint64_t bidx;             /* version 8: index of the block BOP last named */
+  uint64_t ops;              /* version 8: op number of the next op */
+  uint64_t f0;               /* version 8: resolved frees before the block */
+  uint64_t seq0, seq1;       /* sequence range the packet announces */
+  uint64_t off;              /* the packet's offset (damage messages) */
+  HtSegment segs[64];        /* MODULE segments */
+  uint64_t a0;               /* allocation index of the block's first ALLOC */
+  uint64_t last_freed;       /* allocation index the last resolved FREE released */
+  uint64_t nf;               /* freed addresses written to fring */
+  uint32_t cn[HT_SEAL_CLASSES];  /* version 7: freed addresses of each size class */
+  /* From here on nothing is read before it is written: a block reusing the
+  ** decoder clears only what comes before. */
+  uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
+  uint64_t cring[HT_SEAL_CLASSES][HT_SEAL_CRING]; /* and per size class */
+  struct {                   /* the block's ALLOCs, by index - a0 */
+    uint64_t addr, size, weight;
+    uint32_t stack, tid;
+    uint64_t ts, op;         /* its time and op number (version 8) */
+  } a[HT_SEAL_BLOCK];
+};
+
+/* -- Sealed tapes: summary and stacks ------------------------------------ */
+
+/* Parse a sealed tape's META body; 0, or -1 when malformed. */
+static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  HtReadStats *m = &r->meta;
+  while (p < end) {
+    uint64_t tag, n;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p))
+      return -1;
+    const uint8_t *q = p, *qe = p + n;
+    p += n;
+    if (tag == HT_M_COUNTS) {  /* events, allocations, ops, unresolved frees */
+      uint64_t ev, na;
+      if (ht_ruleb128(&q, qe, &ev) || ht_ruleb128(&q, qe, &na) ||
+          ht_ruleb128(&q, qe, &r->meta_ops)) return -1;
+      r->have_ops = 1;
+    }
+    if (tag != HT_M_DAMAGE) continue;
+    uint64_t v[10], len;
+    for (size_t i = 0; i < HT_COUNTOF(v); i++)
+      if (ht_ruleb128(&q, qe, &v[i])) return -1;
+    if (ht_ruleb128(&q, qe, &len) || len > (uint64_t)(qe - q) || len >= sizeof(m->first_error))
+      return -1;
+    m->damaged = v[0]; m->damaged_bytes = v[1]; m->truncated_bytes = v[2];
+    m->foreign = v[3]; m->lost = v[4]; m->has_trailer = v[5] != 0;
+    m->trailer_events = v[6]; m->trailer_status = v[7] - 1; m->end_ns = v[8];
+    m->first_error_off = v[9] - 1;
+    memcpy(m->first_error, q, len);
+    m->first_error[len] = 0;
+    r->have_meta = 1;
+  }
+  return 0;
+}
+
+/* Load the nodes of a STACKS body (in id order); 0, or -1 when malformed. */
+static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t first, n, up, df, frame = 0;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n)) return -1;
+  if (first != r->nnodes || n > (uint64_t)(end - p) / 2) return -1;  /* out of order */
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t id = first + i;
+    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
+      return -1;
+    frame += (uint64_t)ht_unzigzag(df);
+    if (ht_reader_node_append(r, (uint32_t)(id - up), frame) != id) return -1;
+  }
+  return 0;
+}
+
+/* Learn the modules of a MODULES body; 0, or -1 when malformed. */
+static int seal_modules(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t n, base, len, blen, nseg;
+  HtSegment segs[64];
+  if (ht_ruleb128(&p, end, &n)) return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    HtEvent ev = {.type = HT_EV_MODULE};
+    if (ht_ruleb128(&p, end, &base) || ht_ruleb128(&p, end, &len) ||
+        len > (uint64_t)(end - p))
+      return -1;
+    ev.addr = base;
+    ev.str = (const char *)p;
+    ev.len = (size_t)len;
+    p += len;
+    if (ht_ruleb128(&p, end, &blen) || blen > (uint64_t)(end - p)) return -1;
+    ev.build_id = p;
+    ev.build_id_len = (size_t)blen;
+    p += blen;
+    if (ht_ruleb128(&p, end, &nseg) || nseg > HT_COUNTOF(segs)) return -1;
+    for (uint64_t k = 0; k < nseg; k++) {
+      uint64_t prot;
+      if (ht_ruleb128(&p, end, &segs[k].vaddr) || ht_ruleb128(&p, end, &segs[k].memsz) ||
+          ht_ruleb128(&p, end, &prot))
+        return -1;
+      segs[k].prot = (uint32_t)prot;
+    }
+    ev.segs = segs;
+    ev.nseg = (size_t)nseg;
+    ht_reader_learn_module(r, &ev);
+  }
+  return 0;
+}
+
+int ht_reader_sealed_ops(const HtReader *r, uint64_t *ops)
+{
+  if (!r->sealed || !r->have_ops) return 0;
+  *ops = r->meta_ops;
+  return 1;
+}
+
+/* After the scan of a sealed tape: the journal's damage and totals are
+** what readers report (the sealed file's own damage, if any, comes first). */
+void ht_sealread_scanned(HtReader *r)
+{
+  HtReadStats *st = &r->st, *m = &r->meta;
+  r->ts_base = 0;
+  if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
+    r->have_ops = 0;
+    free(r->agg);
+    r->agg = NULL;
+    r->agglen = 0;
+  }
+  if (!r->have_meta) return;
+  if (st->first_error_off == UINT64_MAX) {
+    st->first_error_off = m->first_error_off;
+    memcpy(st->first_error, m->first_error, sizeof(st->first_error));
+  }
+  st->damaged += m->damaged;
+  st->damaged_bytes += m->damaged_bytes;
+  st->truncated_bytes += m->truncated_bytes;
+  st->foreign += m->foreign;
+  st->lost = m->lost;
+  st->has_trailer = m->has_trailer;
+  st->trailer_events = m->trailer_events;
+  st->trailer_status = m->trailer_status;
+  st->end_ns = m->end_ns;
+}
+
+/* A sealed tape's AGG body, or NULL (none, or the file is damaged). */
+const uint8_t *ht_reader_agg(const HtReader *r, size_t *len)
+{
+  *len = r->agglen;
+  return r->agg;
+}
+
+/* -- Sealed tapes: events ----------------------------------------------- */
+
+/* Drop the block being decoded. */
+static void seal_cur_free(HtReader *r)
+{
+  if (!r->sc) return;
+  free(r->sc->own);
+  free(r->sc->cols);
+  free(r->sc_spare);
+  r->sc_spare = r->sc;
+  r->sc = NULL;
+}
+
+/* Count damage in a sealed block (first pass only) and drop its rest. */
+static void seal_bad(HtReader *r, const char *what)
+{
+  if (r->pass == 1) {
+    r->st.damaged++;
+    ht_reader_damage(r, r->sc->off, "corrupt %s in sealed block at byte %llu", what,
+                  (unsigned long long)r->sc->off);
+  }
+  seal_cur_free(r);
+}
+
+/* Version 7's columns, each compressed on its own, from p..end into c->cols:
+** 0, or -1 when damaged. */
+static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end,
+                      int ncol)
+{
+  uint64_t len[HT_SC_COUNT], zlen[HT_SC_COUNT], total = 0;
+  const uint8_t *src[HT_SC_COUNT];
+  for (int i = 0; i < ncol; i++) {
+    if (ht_ruleb128(&p, end, &len[i]) || ht_ruleb128(&p, end, &zlen[i])) return -1;
+    uint64_t n = zlen[i] ? zlen[i] : len[i];
+    if (n > (uint64_t)(end - p) || len[i] > HT_PACKET_MAX) return -1;
+    src[i] = p;
+    p += n;
+    total += len[i];
+  }
+  if (total > HT_PACKET_MAX || !(c->cols = malloc(total ? total : 1))) return -1;
+  uint8_t *q = c->cols;
+  for (int i = 0; i < ncol; i++) {
+    if (zlen[i]) {
+      size_t n = ZSTD_decompressDCtx(r->zd, q, len[i], src[i], zlen[i]);
+      if (ZSTD_isError(n) || n != len[i]) return -1;
+    } else if (len[i]) memcpy(q, src[i], len[i]);
+    c->p[i] = q;
+    c->e[i] = q + len[i];
+    q += len[i];
+  }
+  return 0;
+}
+
+/* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
+static int seal_open(HtReader *r)
+{
+  while (r->next_pk < r->npk) {
+    const PacketRef *pk = &r->pk[r->next_pk++];
+    SealCur *c = r->sc_spare;
+    if (c) memset(c, 0, offsetof(SealCur, fring));
+    else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
+    r->sc_spare = NULL;
+    r->sc = c;
+    c->off = pk->off;
+    const uint8_t *b = ht_reader_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+                                   pk->rawlen, pk->flags, &c->own);
+    if (!b) { seal_bad(r, "compression"); continue; }
+    const uint8_t *p = b, *end = b + pk->rawlen;
+    uint64_t a0 = 0, s0 = 0, f0 = 0, n;
+    int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
+    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH) ok = ok && !ht_ruleb128(&p, end, &f0);
+    int ncol = r->hdr.version >= HT_VERSION_SEALED_BIRTH ? HT_SC_COUNT
+             : r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT_V7 : HT_SC_COUNT_V3;
+    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end, ncol);
+    else for (int i = 0; ok && i < ncol; i++) {
+      ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
+      if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
+    }
+    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
+    c->left = pk->nev;
+    c->nallocs = c->a0 = a0;
+    c->ops = a0 + f0;
+    c->f0 = f0;
+    c->seq = s0 - 1;
+    c->seq0 = pk->seq0;
+    c->seq1 = pk->seq1;
+    c->ts = pk->ts0;
+    return 1;
+  }
+  return 0;
+}
+
+/* A ULEB128 value of column k, or fail. */
+#define SC_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) goto bad; } while (0)
+#define SC_BYTE(k, v) do { if (c->p[k] >= c->e[k]) goto bad; (v) = *c->p[k]++; } while (0)
+
+/* The block a FREE with BACK or an ALLOC with DUP names (version 5): 1, or
+** 0 when it is damaged. */
+static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
+{
+  uint64_t v;
+  if (r->hdr.version < HT_VERSION_SEALED_BLK) return 1;
+  if (ev->back - 1 >= c->a0) {  /* allocated in this block: known */
+    ev->bstack = c->a[ev->back - 1 - c->a0].stack;
+    ev->bsize = c->a[ev->back - 1 - c->a0].size;
+    ev->bweight = c->a[ev->back - 1 - c->a0].weight;
+    if (!ev->bweight) ev->bweight = ev->bsize;  /* as the resolver weighs it */
+    ev->btid = c->a[ev->back - 1 - c->a0].tid;
+    ev->has_blk = 1;
+    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH && ev->type == HT_EV_FREE) {
+      ev->bts = c->a[ev->back - 1 - c->a0].ts;
+      ev->bop = c->a[ev->back - 1 - c->a0].op;
+      ev->baddr = c->a[ev->back - 1 - c->a0].addr;
+      ev->has_birth = 1;
+    }
+    return 1;
+  }
+  if (ht_ruleb128(&c->p[HT_SC_BSTACK], c->e[HT_SC_BSTACK], &v)) return 0;
+  c->bstack += (uint64_t)ht_unzigzag(v);
+  if (c->bstack >= r->nnodes) return 0;
+  ev->bstack = (uint32_t)c->bstack;
+  if (ht_ruleb128(&c->p[HT_SC_BSIZE], c->e[HT_SC_BSIZE], &ev->bsize)) return 0;
+  if (ht_ruleb128(&c->p[HT_SC_BWEIGHT], c->e[HT_SC_BWEIGHT], &v)) return 0;
+  ev->bweight = ev->bsize + (uint64_t)ht_unzigzag(v);
+  if (ht_ruleb128(&c->p[HT_SC_BTID], c->e[HT_SC_BTID], &v)) return 0;
+  ev->btid = (uint32_t)(ev->tid + (uint64_t)ht_unzigzag(v));
+  ev->has_blk = 1;
+  if (r->hdr.version < HT_VERSION_SEALED_BIRTH || ev->type != HT_EV_FREE) return 1;
+  if (ht_ruleb128(&c->p[HT_SC_BTIME], c->e[HT_SC_BTIME], &v)) return 0;
+  ev->bts = c->bts += (uint64_t)ht_unzigzag(v);
+  if (ht_ruleb128(&c->p[HT_SC_BOP], c->e[HT_SC_BOP], &v)) return 0;
+  c->bfr = ht_seal_pace(ev->back - 1, c->bidx, c->bfr, c->a0, c->f0) +
+           (uint64_t)ht_unzigzag(v);
+  c->bidx = ev->back - 1;
+  ev->bop = ev->back - 1 + c->bfr;
+  if (ev->bop >= c->ops || ev->bop < ev->back - 1 || ev->bts > ev->ts) return 0;  /* born after */
+  if (ht_ruleb128(&c->p[HT_SC_BADDR], c->e[HT_SC_BADDR], &v)) return 0;
+  ev->baddr = c->baddr += (uint64_t)ht_unzigzag(v);
+  ev->has_birth = 1;
+  return 1;
+}
+
+/* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
+static int seal_event(HtReader *r, HtEvent *ev)
+{
+  SealCur *c = r->sc;
+  unsigned type, kind = 0;
+  uint64_t v, n;
+  SC_BYTE(HT_SC_TYPE, type);
+  memset(ev, 0, sizeof(*ev));
+  ev->pid = r->hdr.pid;
+  ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE | HT_SC_CLASS));
+  if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
+  if ((type & HT_SC_CLASS) && (ev->type != HT_EV_ALLOC || (type & HT_SC_REUSE) ||
+                               r->hdr.version < HT_VERSION_SEALED_COLZ)) goto bad;
+  SC_ULEB(HT_SC_SEQ, v);
+  ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
+  if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
+  SC_ULEB(HT_SC_TIME, v);
+  ev->ts = c->ts += v;
+  SC_ULEB(HT_SC_TID, v);
+  ev->tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
+  switch (ev->type) {
+  case HT_EV_ALLOC:
+    SC_BYTE(HT_SC_KIND, kind);
+    if (kind & ~HT_K_KNOWN) goto bad;
+    ev->kind = (uint8_t)kind;
+    SC_ULEB(HT_SC_SIZE, ev->size);
+    SC_ULEB(HT_SC_WEIGHT, v);
+    ev->weight = ev->size + (uint64_t)ht_unzigzag(v);
+    if (HT_K_HAS_ALIGN(kind)) SC_ULEB(HT_SC_ALIGN, ev->align);
+    SC_ULEB(HT_SC_STACK, v);
+    c->stack += (uint64_t)ht_unzigzag(v);
+    if (c->stack >= r->nnodes) goto bad;
+    ev->stack = (uint32_t)c->stack;
+    SC_ULEB(HT_SC_ADDR, v);
+    if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
+      unsigned k = ht_seal_class(ev->size);
+      if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
+      ev->addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
+    } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
+      if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
+      ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
+      /* before version 5 a reused address moved the prediction too */
+      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = ev->addr + ht_seal_chunk(ev->size);
+    } else {
+      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->addr += ht_seal_chunk(ev->size);  /* where the next fresh block is predicted */
+    }
+    if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
+    c->a[c->nallocs - c->a0].addr = ev->addr;
+    c->a[c->nallocs - c->a0].size = ev->size;
+    c->a[c->nallocs - c->a0].weight = ev->weight;
+    c->a[c->nallocs - c->a0].stack = ev->stack;
+    c->a[c->nallocs - c->a0].tid = ev->tid;
+    c->a[c->nallocs - c->a0].ts = ev->ts;
+    c->a[c->nallocs - c->a0].op = c->ops++;
+    if (type & HT_SC_DUP) {
+      SC_ULEB(HT_SC_BACK, v);
+      if (!v || v > c->nallocs) goto bad;
+      ev->back = c->nallocs - v + 1;
+      if (!seal_blk(r, c, ev)) goto bad;
+    }
+    c->nallocs++;
+    break;
+  case HT_EV_FREE:
+    SC_BYTE(HT_SC_KIND, kind);
+    if (kind & ~HT_K_KNOWN) goto bad;
+    ev->kind = (uint8_t)kind;
+    if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
+    SC_ULEB(HT_SC_BACK, v);
+    if (type & HT_SC_REL) {  /* named after the block the last FREE released */
+      uint64_t idx = c->last_freed + 1 + (uint64_t)ht_unzigzag(v);
+      if (idx >= c->nallocs) goto bad;
+      v = c->nallocs - idx;
+    }
+    if (v > c->nallocs) goto bad;
+    if (v) {
+      ev->back = c->nallocs - v + 1;
+      if (!seal_blk(r, c, ev)) goto bad;
+      c->last_freed = ev->back - 1;
+      c->ops++;
+      if (ev->back - 1 >= c->a0 || ev->has_birth) {  /* its address is known */
+        uint64_t a = ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].addr : ev->baddr;
+        unsigned k = ht_seal_class(ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].size
+                                                          : ev->bsize);
+        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
+        c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
+      }
+    } else {
+      SC_ULEB(HT_SC_ADDR, v);
+      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
+    }
+    break;
+  case HT_EV_RSS:
+  case HT_EV_LOST:
+    SC_ULEB(HT_SC_SIZE, ev->size);
+    break;
+  case HT_EV_THREAD:
+  case HT_EV_MARK:
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->str = (const char *)c->p[HT_SC_BLOB];
+    ev->len = n;
+    c->p[HT_SC_BLOB] += n;
+    break;
+  case HT_EV_MODULE:
+  case HT_EV_UNLOAD:
+    SC_ULEB(HT_SC_ADDR, v);
+    ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->str = (const char *)c->p[HT_SC_BLOB];
+    ev->len = n;
+    c->p[HT_SC_BLOB] += n;
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > (uint64_t)(c->e[HT_SC_BLOB] - c->p[HT_SC_BLOB])) goto bad;
+    ev->build_id = c->p[HT_SC_BLOB];
+    ev->build_id_len = n;
+    c->p[HT_SC_BLOB] += n;
+    SC_ULEB(HT_SC_BLOB, n);
+    if (n > HT_COUNTOF(c->segs)) goto bad;
+    for (uint64_t i = 0; i < n; i++) {
+      SC_ULEB(HT_SC_BLOB, c->segs[i].vaddr);
+      SC_ULEB(HT_SC_BLOB, c->segs[i].memsz);
+      SC_ULEB(HT_SC_BLOB, v);
+      c->segs[i].prot = (uint32_t)v;
+    }
+    ev->segs = c->segs;
+    ev->nseg = n;
+    break;
+  default:
+    goto bad;
+  }
+  return 1;
+bad:
+  return 0;
+}
+
+#undef SC_ULEB
+#undef SC_BYTE
+
+/* Next event of a sealed tape: blocks in order, no merge. */
+int ht_sealread_next(HtReader *r, HtEvent *ev)
+{
+  for (;;) {
+    if (!r->sc || !r->sc->left) {
+      seal_cur_free(r);
+      int rc = seal_open(r);
+      if (rc < 0) return rc;
+      if (rc == 0) return 0;
+      continue;
+    }
+    r->sc->left--;
+    if (!seal_event(r, ev)) { seal_bad(r, "event"); continue; }
+    if (ev->ts < r->ts_last) ev->ts = r->ts_last;
+    r->ts_last = ev->ts;
+    if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);
+    return 1;
+  }
+}
+
+/* A sealed tape: read on from the block holding the first event after ts
+** (the events before it in that block come too). */
+int ht_reader_seek_ts(HtReader *r, uint64_t ts)
+{
+  if (!r->sealed) return -1;
+  ht_reader_rewind(r);
+  size_t lo = 0, hi = r->npk;  /* the last block starting at or before ts */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->pk[mid].ts0 <= ts) lo = mid; else hi = mid;
+  }
+  r->next_pk = lo;
+  return 0;
+}
+
+
+int ht_sealread_packet(HtReader *r, unsigned kind, const uint8_t *p, const uint8_t *end)
+{
+  return kind == HT_P_META ? seal_meta(r, p, end)
+       : kind == HT_P_STACKS ? seal_stacks(r, p, end) : seal_modules(r, p, end);
+}
+
+void ht_sealread_stop(HtReader *r, int all)
+{
+  seal_cur_free(r);
+  if (!all) return;
+  free(r->sc_spare);
+  r->sc_spare = NULL;
+}
