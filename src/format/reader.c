@@ -241,7 +241,7 @@ static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8
 /* -- Scan ----------------------------------------------------------------- */
 
 /* Body of a packet, decompressed into *own when needed; NULL if damaged. */
-const uint8_t *ht_reader_body(HtReader *r, const uint8_t *b, uint32_t blen,
+const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
                               uint32_t rawlen, uint32_t flags, uint8_t **own)
 {
   *own = NULL;
@@ -249,7 +249,7 @@ const uint8_t *ht_reader_body(HtReader *r, const uint8_t *b, uint32_t blen,
   if (rawlen > HT_PACKET_MAX) return NULL;
   uint8_t *buf = malloc(rawlen ? rawlen : 1);
   if (!buf) return NULL;
-  size_t n = ZSTD_decompressDCtx(r->zd, buf, rawlen, b, blen);
+  size_t n = ZSTD_decompressDCtx(zd, buf, rawlen, b, blen);
   if (ZSTD_isError(n) || n != rawlen) { free(buf); return NULL; }
   *own = buf;
   return buf;
@@ -383,7 +383,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     if (r->sealed && kind == HT_P_AGG) {  /* pieces in order: seq0 = offset */
       uint8_t *own, *grown;
-      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       if (!b || pr.seq0 != r->agglen || r->agg_bad ||
           !(grown = realloc(r->agg, r->agglen + pr.rawlen + 1))) {
         r->agg_bad = 1;
@@ -398,7 +398,7 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       uint8_t *own;
-      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
       free(own);
       if (bad) {
@@ -431,7 +431,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       have_ts = 1;
     } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
       uint8_t *own;
-      const uint8_t *b = ht_reader_body(r, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
       int bad = !b;
       if (b && kind == HT_P_DICT) bad = reader_dict(r, pr.tid, b, b + pr.rawlen) != 0;
       else if (b) reader_trailer(r, b, b + pr.rawlen);
@@ -837,7 +837,7 @@ static int reader_activate(HtReader *r)
   c->cost = cost;
   r->open_bytes += cost;
   c->th = thread_get(r, pk->pid, pk->tid);
-  const uint8_t *b = ht_reader_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+  const uint8_t *b = ht_reader_body(r->zd, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                  pk->rawlen, pk->flags, &c->own);
   if (!c->th || !b) {
     if (c->th && r->pass == 1) {
@@ -1206,7 +1206,7 @@ const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
     .ts0 = ht_ru64(h + 40) > base ? ht_ru64(h + 40) - base : 0,
     .nev = ht_ru32(h + 48),
   };
-  return ht_reader_body(r, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);
+  return ht_reader_body(r->zd, h + HT_PHEAD_SIZE, ht_ru32(h + 8), pk->rawlen, h[5], own);
 }
 
 /* -- Queries -------------------------------------------------------------- */

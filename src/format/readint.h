@@ -12,7 +12,6 @@
 
 typedef struct Cursor Cursor;           /* a journal packet being decoded (reader.c) */
 typedef struct ThreadState ThreadState; /* a journal stream's stack ids (reader.c) */
-typedef struct SealCur SealCur;         /* a sealed block being decoded (sealread.c) */
 
 typedef struct PacketRef {
   uint64_t off;              /* file offset of the packet header */
@@ -101,8 +100,7 @@ struct HtReader {
   uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
   size_t agglen;             /* its bytes */
   int agg_bad;               /* a piece of it is missing or out of order */
-  SealCur *sc;        /* the sealed block being decoded, or NULL */
-  SealCur *sc_spare;  /* a decoder to reuse (4 MiB), or NULL */
+  struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
   size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
@@ -120,8 +118,9 @@ struct HtReader {
 /* Note the first damage at off: its description. */
 void ht_reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
   __attribute__((format(printf, 3, 4))) HT_HIDDEN;
-/* Body of a packet, decompressed into *own when needed; NULL if damaged. */
-const uint8_t *ht_reader_body(HtReader *r, const uint8_t *b, uint32_t blen,
+/* Body of a packet, decompressed by zd into *own when needed; NULL if
+** damaged. */
+const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
                               uint32_t rawlen, uint32_t flags, uint8_t **own) HT_HIDDEN;
 /* Add stack node (parent, frame) as the next id, not interned (a sealed
 ** tape's STACKS name each node once, in id order): its id, 0 when out of
@@ -140,7 +139,8 @@ int ht_sealread_packet(HtReader *r, unsigned kind, const uint8_t *p, const uint8
 void ht_sealread_scanned(HtReader *r) HT_HIDDEN;
 /* Next event of a sealed tape (ht_reader_next): 1, 0 at the end, <0 error. */
 int ht_sealread_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
-/* Drop the block being decoded (rewind); with all, its spare too (close). */
+/* End the pass: the decoding thread and the block being decoded (rewind);
+** with all, everything the reading holds (close). */
 void ht_sealread_stop(HtReader *r, int all) HT_HIDDEN;
 
 #endif

@@ -1,6 +1,7 @@
 /* heaptape -- the sealed tape's reader (docs/FORMAT.md, "Sealed tapes"): its
 ** summary packets (META, STACKS, MODULES) met by the scan, and its events,
 ** block after block of columns, each decoding on its own. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "../../include/heaptape.h"
 
 /* Decoding state of one sealed block (SEVENTS packet). */
-struct SealCur {
+typedef struct SealCur {
   uint8_t *own;              /* decompressed body (owned), or NULL */
   uint8_t *cols;             /* decompressed columns (version 7, owned) */
   const uint8_t *p[HT_SC_COUNT], *e[HT_SC_COUNT]; /* column positions, ends */
@@ -38,7 +39,7 @@ struct SealCur {
     uint32_t stack, tid;
     uint64_t ts, op;         /* its time and op number (version 8) */
   } a[HT_SEAL_BLOCK];
-};
+} SealCur;
 
 /* -- Sealed tapes: summary and stacks ------------------------------------ */
 
@@ -169,31 +170,54 @@ const uint8_t *ht_reader_agg(const HtReader *r, size_t *len)
 
 /* -- Sealed tapes: events ----------------------------------------------- */
 
+/* The decoder of a sealed tape's blocks, run by the reader's caller or by a
+** thread ahead of it (below). Of the reader it reads only what the scan
+** left (header, stack count, blocks, bytes), which stays as it is while
+** events are read; damage it only notes, for the caller to count. */
+typedef struct SealDec {
+  const HtReader *r;
+  ZSTD_DCtx *zd;             /* its own: a thread decompresses beside the reader */
+  SealCur *sc;               /* the block being decoded, or NULL */
+  SealCur *spare;            /* a decoder to reuse (5 MiB), or NULL */
+  size_t next_pk;            /* next block to open */
+  uint64_t bad;              /* blocks dropped as damaged, not yet counted */
+  uint64_t bad_off;          /* the first of them: its offset */
+  const char *bad_what;      /* and what was wrong */
+} SealDec;
+
 /* Drop the block being decoded. */
-static void seal_cur_free(HtReader *r)
+static void seal_cur_free(SealDec *d)
 {
-  if (!r->sc) return;
-  free(r->sc->own);
-  free(r->sc->cols);
-  free(r->sc_spare);
-  r->sc_spare = r->sc;
-  r->sc = NULL;
+  if (!d->sc) return;
+  free(d->sc->own);
+  free(d->sc->cols);
+  free(d->spare);
+  d->spare = d->sc;
+  d->sc = NULL;
 }
 
-/* Count damage in a sealed block (first pass only) and drop its rest. */
-static void seal_bad(HtReader *r, const char *what)
+/* Note damage in a sealed block and drop its rest. */
+static void seal_bad(SealDec *d, const char *what)
 {
-  if (r->pass == 1) {
-    r->st.damaged++;
-    ht_reader_damage(r, r->sc->off, "corrupt %s in sealed block at byte %llu", what,
-                  (unsigned long long)r->sc->off);
+  if (!d->bad++) {
+    d->bad_off = d->sc->off;
+    d->bad_what = what;
   }
-  seal_cur_free(r);
+  seal_cur_free(d);
+}
+
+/* Count n damaged blocks, the first at off (first pass only). */
+static void seal_count_bad(HtReader *r, uint64_t n, uint64_t off, const char *what)
+{
+  if (!n || r->pass != 1) return;
+  r->st.damaged += n;
+  ht_reader_damage(r, off, "corrupt %s in sealed block at byte %llu", what,
+                   (unsigned long long)off);
 }
 
 /* Version 7's columns, each compressed on its own, from p..end into c->cols:
 ** 0, or -1 when damaged. */
-static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *end,
+static int seal_unzip(SealDec *d, SealCur *c, const uint8_t *p, const uint8_t *end,
                       int ncol)
 {
   uint64_t len[HT_SC_COUNT], zlen[HT_SC_COUNT], total = 0;
@@ -210,7 +234,7 @@ static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *
   uint8_t *q = c->cols;
   for (int i = 0; i < ncol; i++) {
     if (zlen[i]) {
-      size_t n = ZSTD_decompressDCtx(r->zd, q, len[i], src[i], zlen[i]);
+      size_t n = ZSTD_decompressDCtx(d->zd, q, len[i], src[i], zlen[i]);
       if (ZSTD_isError(n) || n != len[i]) return -1;
     } else if (len[i]) memcpy(q, src[i], len[i]);
     c->p[i] = q;
@@ -221,31 +245,32 @@ static int seal_unzip(HtReader *r, SealCur *c, const uint8_t *p, const uint8_t *
 }
 
 /* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
-static int seal_open(HtReader *r)
+static int seal_open(SealDec *d)
 {
-  while (r->next_pk < r->npk) {
-    const PacketRef *pk = &r->pk[r->next_pk++];
-    SealCur *c = r->sc_spare;
+  const HtReader *r = d->r;
+  while (d->next_pk < r->npk) {
+    const PacketRef *pk = &r->pk[d->next_pk++];
+    SealCur *c = d->spare;
     if (c) memset(c, 0, offsetof(SealCur, fring));
     else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
-    r->sc_spare = NULL;
-    r->sc = c;
+    d->spare = NULL;
+    d->sc = c;
     c->off = pk->off;
-    const uint8_t *b = ht_reader_body(r, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
-                                   pk->rawlen, pk->flags, &c->own);
-    if (!b) { seal_bad(r, "compression"); continue; }
+    const uint8_t *b = ht_reader_body(d->zd, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
+                                      pk->rawlen, pk->flags, &c->own);
+    if (!b) { seal_bad(d, "compression"); continue; }
     const uint8_t *p = b, *end = b + pk->rawlen;
     uint64_t a0 = 0, s0 = 0, f0 = 0, n;
     int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
     if (r->hdr.version >= HT_VERSION_SEALED_BIRTH) ok = ok && !ht_ruleb128(&p, end, &f0);
     int ncol = r->hdr.version >= HT_VERSION_SEALED_BIRTH ? HT_SC_COUNT
              : r->hdr.version >= HT_VERSION_SEALED_BLK ? HT_SC_COUNT_V7 : HT_SC_COUNT_V3;
-    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(r, c, p, end, ncol);
+    if (r->hdr.version >= HT_VERSION_SEALED_COLZ) ok = ok && !seal_unzip(d, c, p, end, ncol);
     else for (int i = 0; ok && i < ncol; i++) {
       ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
       if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
     }
-    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(r, "columns"); continue; }
+    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(d, "columns"); continue; }
     c->left = pk->nev;
     c->nallocs = c->a0 = a0;
     c->ops = a0 + f0;
@@ -265,7 +290,7 @@ static int seal_open(HtReader *r)
 
 /* The block a FREE with BACK or an ALLOC with DUP names (version 5): 1, or
 ** 0 when it is damaged. */
-static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
+static int seal_blk(const HtReader *r, SealCur *c, HtEvent *ev)
 {
   uint64_t v;
   if (r->hdr.version < HT_VERSION_SEALED_BLK) return 1;
@@ -309,14 +334,37 @@ static int seal_blk(HtReader *r, SealCur *c, HtEvent *ev)
   return 1;
 }
 
-/* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
-static int seal_event(HtReader *r, HtEvent *ev)
+/* Zero every field of ev, one store each: memset's `rep stos` on its 176
+** bytes was a fifth of the decoding's time. */
+static inline void ev_clear(HtEvent *ev)
 {
-  SealCur *c = r->sc;
+  ev->type = ev->kind = 0;
+  ev->pid = ev->tid = 0;
+  ev->seq = ev->ts = ev->addr = ev->size = ev->align = ev->weight = 0;
+  ev->stack = 0;
+  ev->str = NULL;
+  ev->len = 0;
+  ev->build_id = NULL;
+  ev->build_id_len = 0;
+  ev->segs = NULL;
+  ev->nseg = 0;
+  ev->back = 0;
+  ev->has_blk = 0;
+  ev->bsize = ev->bweight = 0;
+  ev->bstack = ev->btid = 0;
+  ev->has_birth = 0;
+  ev->bts = ev->bop = ev->baddr = 0;
+}
+
+/* Decode one event of the open block into ev: 1, or 0 when it is damaged. */
+static int seal_event(SealDec *d, HtEvent *ev)
+{
+  const HtReader *r = d->r;
+  SealCur *c = d->sc;
   unsigned type, kind = 0;
   uint64_t v, n;
   SC_BYTE(HT_SC_TYPE, type);
-  memset(ev, 0, sizeof(*ev));
+  ev_clear(ev);
   ev->pid = r->hdr.pid;
   ev->type = (uint8_t)(type & ~(HT_SC_DUP | HT_SC_REUSE | HT_SC_CLASS));
   if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
@@ -326,44 +374,53 @@ static int seal_event(HtReader *r, HtEvent *ev)
   ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
   if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
   SC_ULEB(HT_SC_TIME, v);
-  ev->ts = c->ts += v;
+  uint64_t ts = c->ts += v;
+  ev->ts = ts;
   SC_ULEB(HT_SC_TID, v);
-  ev->tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
+  uint32_t tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
+  ev->tid = tid;
   switch (ev->type) {
-  case HT_EV_ALLOC:
+  case HT_EV_ALLOC: {
+    /* Values kept in locals and stored once: reading ev's fields back (the
+    ** compiler pairs them in one 16-byte load) stalled on their stores. */
+    uint64_t size, addr;
     SC_BYTE(HT_SC_KIND, kind);
     if (kind & ~HT_K_KNOWN) goto bad;
     ev->kind = (uint8_t)kind;
-    SC_ULEB(HT_SC_SIZE, ev->size);
+    SC_ULEB(HT_SC_SIZE, size);
     SC_ULEB(HT_SC_WEIGHT, v);
-    ev->weight = ev->size + (uint64_t)ht_unzigzag(v);
+    uint64_t weight = size + (uint64_t)ht_unzigzag(v);
     if (HT_K_HAS_ALIGN(kind)) SC_ULEB(HT_SC_ALIGN, ev->align);
     SC_ULEB(HT_SC_STACK, v);
-    c->stack += (uint64_t)ht_unzigzag(v);
-    if (c->stack >= r->nnodes) goto bad;
-    ev->stack = (uint32_t)c->stack;
+    uint64_t stack = c->stack += (uint64_t)ht_unzigzag(v);
+    if (stack >= r->nnodes) goto bad;
     SC_ULEB(HT_SC_ADDR, v);
     if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
-      unsigned k = ht_seal_class(ev->size);
+      unsigned k = ht_seal_class(size);
       if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
-      ev->addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
+      addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
     } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
       if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
-      ev->addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
+      addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
       /* before version 5 a reused address moved the prediction too */
-      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = ev->addr + ht_seal_chunk(ev->size);
+      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = addr + ht_seal_chunk(size);
     } else {
-      ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
-      c->addr += ht_seal_chunk(ev->size);  /* where the next fresh block is predicted */
+      addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->addr += ht_seal_chunk(size);  /* where the next fresh block is predicted */
     }
     if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
-    c->a[c->nallocs - c->a0].addr = ev->addr;
-    c->a[c->nallocs - c->a0].size = ev->size;
-    c->a[c->nallocs - c->a0].weight = ev->weight;
-    c->a[c->nallocs - c->a0].stack = ev->stack;
-    c->a[c->nallocs - c->a0].tid = ev->tid;
-    c->a[c->nallocs - c->a0].ts = ev->ts;
-    c->a[c->nallocs - c->a0].op = c->ops++;
+    ev->size = size;
+    ev->weight = weight;
+    ev->stack = (uint32_t)stack;
+    ev->addr = addr;
+    uint64_t op = c->ops++;
+    c->a[c->nallocs - c->a0].addr = addr;
+    c->a[c->nallocs - c->a0].size = size;
+    c->a[c->nallocs - c->a0].weight = weight;
+    c->a[c->nallocs - c->a0].stack = (uint32_t)stack;
+    c->a[c->nallocs - c->a0].tid = tid;
+    c->a[c->nallocs - c->a0].ts = ts;
+    c->a[c->nallocs - c->a0].op = op;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
@@ -372,6 +429,7 @@ static int seal_event(HtReader *r, HtEvent *ev)
     }
     c->nallocs++;
     break;
+  }
   case HT_EV_FREE:
     SC_BYTE(HT_SC_KIND, kind);
     if (kind & ~HT_K_KNOWN) goto bad;
@@ -450,24 +508,218 @@ bad:
 #undef SC_ULEB
 #undef SC_BYTE
 
+/* Decode the next event into ev: 1, 0 at the end, <0 error. */
+static int seal_step(SealDec *d, HtEvent *ev)
+{
+  for (;;) {
+    if (!d->sc || !d->sc->left) {
+      seal_cur_free(d);
+      int rc = seal_open(d);
+      if (rc <= 0) return rc;
+      continue;
+    }
+    d->sc->left--;
+    if (!seal_event(d, ev)) { seal_bad(d, "event"); continue; }
+    return 1;
+  }
+}
+
+/* -- Decoding ahead on a second thread ------------------------------------
+** A thread decodes the blocks into chunks of events while the caller takes
+** the events of the chunk before: a ring of SR_RING chunks, each filled in
+** order and taken in order, so the events come exactly as one thread
+** decodes them. A chunk owns copies of its events' bytes (a THREAD's name, a
+** MODULE's path and segments): the block they lie in may be gone when they
+** are delivered. The thread wakes when half the ring is free, not for each
+** chunk: a futex call per chunk cost more than the chunk. HEAPTAPE_READ_THREADS=1 decodes on the caller's
+** thread. */
+
+#define SR_CHUNK 1024              /* events a chunk holds */
+#define SR_RING 8                  /* chunks in flight */
+
+typedef struct SealChunk {
+  uint32_t n;                /* events */
+  int end;                   /* the last chunk of the pass: then rc */
+  int rc;                    /* 0 (no event left) or an error */
+  uint64_t bad, bad_off;     /* damaged blocks met filling it, the first's offset */
+  const char *bad_what;      /* and what was wrong with it */
+  uint8_t *blob;             /* its events' bytes and segments */
+  size_t nblob, capblob;     /* bytes used, allocated */
+  HtEvent ev[SR_CHUNK];
+} SealChunk;
+
+/* A sealed tape's event reading: one decoder, and the thread if it runs. */
+struct SealRead {
+  SealDec d;                 /* the decoder (the thread's while it runs) */
+  int mode;                  /* this pass: 0 undecided, 1 one thread, 2 two */
+  pthread_t th;              /* the decoding thread (mode 2) */
+  pthread_mutex_t mu;        /* guards head, count, stop and the waits */
+  pthread_cond_t cv;         /* a chunk was filled or freed, or stop was set */
+  unsigned head, count;      /* the chunk being taken, chunks filled */
+  int stop;                  /* the thread is to end */
+  int fill_waits, take_waits; /* the thread, the caller waits on cv */
+  int held;                  /* ring[head] is being taken */
+  uint32_t pos;              /* its next event */
+  SealChunk *ring[SR_RING];
+};
+
+/* Copy n bytes of p into ch's bytes: their offset + 1 (0: none or no
+** memory, *oom set then). 8-byte aligned, for segments. */
+static uintptr_t chunk_keep(SealChunk *ch, const void *p, size_t n, int *oom)
+{
+  if (!p) return 0;
+  size_t at = (ch->nblob + 7) & ~(size_t)7;
+  if (ht_grow(&ch->blob, &ch->capblob, at + n + 1, 1)) { *oom = 1; return 0; }
+  if (n) memcpy(ch->blob + at, p, n);
+  ch->nblob = at + n;
+  return at + 1;
+}
+
+/* Fill ch with the next events (the thread's side). */
+static void chunk_fill(SealDec *d, SealChunk *ch)
+{
+  int oom = 0;
+  ch->n = 0;
+  ch->end = ch->rc = 0;
+  ch->nblob = 0;
+  while (ch->n < SR_CHUNK) {
+    HtEvent *ev = &ch->ev[ch->n];
+    int rc = seal_step(d, ev);
+    if (rc <= 0) { ch->end = 1; ch->rc = rc; break; }
+    ch->n++;
+    if (ev->str || ev->build_id || ev->segs) {  /* offsets until the bytes stop moving */
+      ev->str = (const char *)chunk_keep(ch, ev->str, ev->len, &oom);
+      ev->build_id = (const uint8_t *)chunk_keep(ch, ev->build_id, ev->build_id_len, &oom);
+      ev->segs = (const HtSegment *)chunk_keep(ch, ev->segs, ev->nseg * sizeof(HtSegment),
+                                               &oom);
+      if (oom) { ch->end = 1; ch->rc = HEAPTAPE_E_NOMEM; break; }
+    }
+  }
+  for (uint32_t i = 0; i < ch->n; i++) {
+    HtEvent *ev = &ch->ev[i];
+    if (ev->str) ev->str = (const char *)ch->blob + ((uintptr_t)ev->str - 1);
+    if (ev->build_id) ev->build_id = ch->blob + ((uintptr_t)ev->build_id - 1);
+    if (ev->segs) ev->segs = (const HtSegment *)(ch->blob + ((uintptr_t)ev->segs - 1));
+  }
+  ch->bad = d->bad;
+  ch->bad_off = d->bad_off;
+  ch->bad_what = d->bad_what;
+  d->bad = 0;
+}
+
+/* The decoding thread: fill chunks until the last or until told to stop. */
+static void *seal_thread(void *arg)
+{
+  struct SealRead *s = arg;
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    if (s->count == SR_RING) {  /* full: on again when half of it is free */
+      s->fill_waits = 1;
+      while (s->count > SR_RING / 2 && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+      s->fill_waits = 0;
+    }
+    int stop = s->stop;
+    SealChunk *ch = s->ring[(s->head + s->count) % SR_RING];
+    pthread_mutex_unlock(&s->mu);
+    if (stop) return NULL;
+    chunk_fill(&s->d, ch);
+    pthread_mutex_lock(&s->mu);
+    s->count++;
+    if (s->take_waits) pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (ch->end) return NULL;
+  }
+}
+
+/* Stop the thread, if one runs, and forget the pass's chunks. */
+static void seal_thread_stop(struct SealRead *s)
+{
+  if (s->mode == 2) {
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->th, NULL);
+  }
+  s->mode = 0;
+  s->head = s->count = 0;
+  s->stop = s->held = s->fill_waits = s->take_waits = 0;
+  s->pos = 0;
+}
+
+/* Start a pass at block r->next_pk: on a second thread when there are
+** blocks enough to gain from it. */
+static void seal_start(HtReader *r, struct SealRead *s)
+{
+  static int one = -1;  /* HEAPTAPE_READ_THREADS=1: no second thread */
+  if (one < 0) {
+    const char *e = getenv("HEAPTAPE_READ_THREADS");
+    one = e && atoi(e) == 1;
+  }
+  s->d.next_pk = r->next_pk;
+  s->d.bad = 0;
+  s->mode = 1;
+  if (one || r->follow || r->npk - r->next_pk < 2) return;
+  for (int i = 0; i < SR_RING; i++)
+    if (!s->ring[i] && !(s->ring[i] = calloc(1, sizeof(SealChunk)))) return;
+  if (pthread_create(&s->th, NULL, seal_thread, s) == 0) s->mode = 2;
+}
+
+/* Next event from the thread's chunks: 1, 0 at the end, <0 error. */
+static int seal_take(HtReader *r, struct SealRead *s, HtEvent *ev)
+{
+  for (;;) {
+    if (!s->held) {
+      pthread_mutex_lock(&s->mu);
+      while (!s->count) {
+        s->take_waits = 1;
+        pthread_cond_wait(&s->cv, &s->mu);
+      }
+      s->take_waits = 0;
+      pthread_mutex_unlock(&s->mu);
+      SealChunk *ch = s->ring[s->head];
+      s->held = 1;
+      s->pos = 0;
+      seal_count_bad(r, ch->bad, ch->bad_off, ch->bad_what);
+    }
+    SealChunk *ch = s->ring[s->head];
+    if (s->pos < ch->n) { *ev = ch->ev[s->pos++]; return 1; }
+    if (ch->end) return ch->rc;
+    /* (Freed only now: the last event's bytes lived until this call.) */
+    pthread_mutex_lock(&s->mu);
+    s->head = (s->head + 1) % SR_RING;
+    s->count--;
+    s->held = 0;
+    if (s->fill_waits && s->count <= SR_RING / 2) pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+  }
+}
+
 /* Next event of a sealed tape: blocks in order, no merge. */
 int ht_sealread_next(HtReader *r, HtEvent *ev)
 {
-  for (;;) {
-    if (!r->sc || !r->sc->left) {
-      seal_cur_free(r);
-      int rc = seal_open(r);
-      if (rc < 0) return rc;
-      if (rc == 0) return 0;
-      continue;
-    }
-    r->sc->left--;
-    if (!seal_event(r, ev)) { seal_bad(r, "event"); continue; }
-    if (ev->ts < r->ts_last) ev->ts = r->ts_last;
-    r->ts_last = ev->ts;
-    if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);
-    return 1;
+  struct SealRead *s = r->sr;
+  if (!s) {
+    if (!(s = r->sr = calloc(1, sizeof(*s)))) return HEAPTAPE_E_NOMEM;
+    s->d.r = r;
+    if (!(s->d.zd = ZSTD_createDCtx())) return HEAPTAPE_E_NOMEM;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
   }
+  if (!s->mode) seal_start(r, s);
+  int rc;
+  if (s->mode == 2) rc = seal_take(r, s, ev);
+  else {
+    rc = seal_step(&s->d, ev);
+    r->next_pk = s->d.next_pk;
+    seal_count_bad(r, s->d.bad, s->d.bad_off, s->d.bad_what);
+    s->d.bad = 0;
+  }
+  if (rc <= 0) return rc;
+  if (ev->ts < r->ts_last) ev->ts = r->ts_last;
+  r->ts_last = ev->ts;
+  if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);
+  return 1;
 }
 
 /* A sealed tape: read on from the block holding the first event after ts
@@ -494,8 +746,19 @@ int ht_sealread_packet(HtReader *r, unsigned kind, const uint8_t *p, const uint8
 
 void ht_sealread_stop(HtReader *r, int all)
 {
-  seal_cur_free(r);
+  struct SealRead *s = r->sr;
+  if (!s) return;
+  seal_thread_stop(s);
+  seal_cur_free(&s->d);
   if (!all) return;
-  free(r->sc_spare);
-  r->sc_spare = NULL;
+  free(s->d.spare);
+  ZSTD_freeDCtx(s->d.zd);
+  for (int i = 0; i < SR_RING; i++) {
+    if (s->ring[i]) free(s->ring[i]->blob);
+    free(s->ring[i]);
+  }
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+  r->sr = NULL;
 }
