@@ -58,6 +58,7 @@ typedef struct HtOpBlock {
 
 typedef struct HtOps {
   HtMap pend;                /* tid -> handle of a pending realloc Free */
+  uint64_t npend;            /* threads with one (0: no lookup needed) */
   uint64_t next_handle;      /* next handle to hand out */
   uint64_t nops;             /* ops produced */
   uint64_t live_bytes;       /* requested bytes live */
