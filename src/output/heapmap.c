@@ -226,8 +226,13 @@ static void img_fill(Img *im, long x0, long x1, long y0, long y1, uint32_t c)
   if (y0 < 0) y0 = 0;
   if (x1 > (long)im->w) x1 = im->w;
   if (y1 > (long)im->h) y1 = im->h;
-  for (long y = y0; y < y1; y++)
-    for (long x = x0; x < x1; x++) im->px[(size_t)y * im->w + (size_t)x] = c;
+  /* (The row in a local: stores through im->px made the loop reload im.) */
+  uint32_t *px = im->px;
+  size_t w = im->w;
+  for (long y = y0; y < y1; y++) {
+    uint32_t *row = px + (size_t)y * w;
+    for (long x = x0; x < x1; x++) row[x] = c;
+  }
 }
 
 /* Write an image as an 8-bit RGB PNG. */
