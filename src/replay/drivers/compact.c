@@ -17,9 +17,14 @@
 **
 ** Compaction walks the blocks in address order and slides every unlocked
 ** live block down to the lowest free address, updating its table entry; a
-** locked block stays, and the gap below it stays a hole (stuck) until a
-** later compaction finds the block unlocked. The pages above the new top
-** go back to the kernel (MADV_DONTNEED), so RSS follows.
+** locked block stays, and the gap below it becomes a "gap": a hole the
+** slide cannot close. A block that has to move goes into a gap it fits if
+** there is one (the gaps met so far in the walk, by size class), else it
+** slides; and later allocations are carved out of the gaps before the top.
+** Without that, every gap below a pinned block stayed empty until a later
+** compaction found the block unlocked (the locking models' peaks doubled
+** and tripled). The pages above the new top go back to the kernel
+** (MADV_DONTNEED), so RSS follows.
 **
 ** When: before an allocation, if the holes a compaction could reclaim
 ** (holes - stuck) are more than threshold % of the heap (top - base) and at
@@ -38,6 +43,7 @@
 #define DEF_THRESHOLD 25            /* % of the heap in reclaimable holes */
 #define DEF_HEAP (4ull << 30)       /* address space reserved */
 #define PAGE 4096
+#define CLASSES 64                  /* gap size classes: floor(log2(bytes)) */
 
 typedef struct Hdr {
   uint32_t idx;              /* table index + 1 of the block's entry; 0 = hole */
@@ -51,6 +57,20 @@ typedef struct Entry {
   uint32_t next;             /* free entry: index + 1 of the next free one */
 } Entry;
 
+/* A gap: a hole below a pinned block, left by a compaction; blocks are
+** carved from its start. */
+typedef struct Gap {
+  unsigned char *p;          /* its first byte (a hole header) */
+  uint64_t size;             /* its bytes (0: used up) */
+} Gap;
+
+/* The gaps of a size class, as a stack of indexes into Heap.gap; entries
+** of gaps that shrank into a lower class are stale, dropped when met. */
+typedef struct GapList {
+  uint32_t *ix;
+  uint32_t n, cap;
+} GapList;
+
 typedef struct Heap {
   unsigned char *base;       /* start of the region */
   unsigned char *top;        /* first byte above the last block */
@@ -60,44 +80,131 @@ typedef struct Heap {
   uint32_t ntab, captab;     /* entries used, allocated */
   uint32_t freeent;          /* index + 1 of the first free entry */
   uint64_t holes;            /* hole bytes below top */
-  uint64_t stuck;            /* of which the last compaction could not remove */
+  uint64_t stuck;            /* of which the last compaction could not remove
+                             ** (the gaps' bytes not carved since) */
+  Gap *gap;                  /* the gaps of the last compaction */
+  uint32_t ngap, capgap;
+  GapList cls[CLASSES];      /* gap indexes by size class */
+  uint64_t clsmask;          /* bit k: cls[k] may have a gap */
   unsigned threshold;        /* % of the heap in reclaimable holes that compacts */
   uint64_t compactions;      /* compaction passes */
   uint64_t moved;            /* bytes moved by them */
 } Heap;
 
+/* -- Gaps ------------------------------------------------------------------ */
+
+static unsigned size_class(uint64_t n)
+{
+  return 63u - (unsigned)__builtin_clzll(n);
+}
+
+/* Put gap i on the list of its size class (a failed allocation only loses
+** the gap for reuse: it stays a stuck hole). */
+static void gap_list(Heap *H, uint32_t i)
+{
+  GapList *l = &H->cls[size_class(H->gap[i].size)];
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? l->cap * 2 : 64;
+    uint32_t *ix = realloc(l->ix, (size_t)cap * sizeof(*ix));
+    if (!ix) return;
+    l->ix = ix;
+    l->cap = cap;
+  }
+  l->ix[l->n++] = i;
+  H->clsmask |= 1ull << size_class(H->gap[i].size);
+}
+
+/* Forget every gap (a compaction finds them again). */
+static void gaps_reset(Heap *H)
+{
+  H->ngap = 0;
+  for (unsigned k = 0; k < CLASSES; k++) H->cls[k].n = 0;
+  H->clsmask = 0;
+}
+
+/* A new gap of size bytes at p (a hole header is already there). */
+static void gap_add(Heap *H, unsigned char *p, uint64_t size)
+{
+  if (H->ngap == H->capgap) {
+    uint32_t cap = H->capgap ? H->capgap * 2 : 256;
+    Gap *g = realloc(H->gap, (size_t)cap * sizeof(*g));
+    if (!g) return;
+    H->gap = g;
+    H->capgap = cap;
+  }
+  H->gap[H->ngap] = (Gap){.p = p, .size = size};
+  gap_list(H, H->ngap++);
+}
+
+/* Carve need bytes from the start of a gap that holds them: their address,
+** or NULL. The smallest size class whose every gap fits is searched, the
+** gap last listed there taken (no scan: a class is a stack). */
+static unsigned char *gap_take(Heap *H, uint64_t need)
+{
+  unsigned k0 = need <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(need - 1);
+  if (k0 >= CLASSES) return NULL;
+  for (uint64_t m = H->clsmask & (~0ull << k0); m; m &= m - 1) {
+    unsigned k = (unsigned)__builtin_ctzll(m);
+    GapList *l = &H->cls[k];
+    while (l->n) {
+      Gap *g = &H->gap[l->ix[l->n - 1]];
+      if (g->size < need || size_class(g->size) != k) { l->n--; continue; }  /* stale */
+      unsigned char *p = g->p;
+      g->p += need;
+      g->size -= need;
+      if (g->size) {
+        *(Hdr *)g->p = (Hdr){.idx = 0, .size = g->size};
+        if (size_class(g->size) != k) { l->n--; gap_list(H, (uint32_t)(g - H->gap)); }
+      } else {
+        l->n--;
+      }
+      H->holes -= need;
+      H->stuck -= need;
+      return p;
+    }
+    H->clsmask &= ~(1ull << k);
+  }
+  return NULL;
+}
+
 /* -- Compaction ------------------------------------------------------------ */
 
-/* Slide every unlocked block down over the holes; returns the bytes reclaimed. */
+/* Slide every unlocked block down over the holes, or into a gap below a
+** pinned block met before it; returns the bytes reclaimed. */
 static uint64_t compact_run(Heap *H)
 {
   unsigned char *dst = H->base, *q = H->base, *old_top = H->top;
-  uint64_t stuck = 0;
+  gaps_reset(H);
+  H->holes -= H->stuck;  /* the walk finds the old gaps again */
+  H->stuck = 0;
   while (q < H->top) {
     Hdr *b = (Hdr *)q;
     uint64_t sz = b->size;
     if (b->idx) {
       Entry *e = &H->tab[b->idx - 1];
-      if (e->locks) {  /* pinned: the gap below it stays a hole */
+      if (e->locks) {  /* pinned: the space below it is a gap */
         if (dst < q) {
           *(Hdr *)dst = (Hdr){.idx = 0, .size = (uint64_t)(q - dst)};
-          stuck += (uint64_t)(q - dst);
+          H->holes += (uint64_t)(q - dst);
+          H->stuck += (uint64_t)(q - dst);
+          gap_add(H, dst, (uint64_t)(q - dst));
         }
         dst = q + sz;
+      } else if (dst != q) {  /* it moves: into a gap it fits, else down */
+        unsigned char *to = gap_take(H, sz);
+        memmove(to ? to : dst, q, sz);
+        e->p = to ? to : dst;
+        H->moved += sz;
+        if (!to) dst += sz;
       } else {
-        if (dst != q) {
-          memmove(dst, q, sz);
-          e->p = dst;
-          H->moved += sz;
-        }
         dst += sz;
       }
     }
     q += sz;
   }
-  uint64_t reclaimed = H->holes - stuck;
+  uint64_t reclaimed = (uint64_t)(old_top - dst);  /* the old holes less the new gaps */
   H->top = dst;
-  H->holes = H->stuck = stuck;
+  H->holes = H->stuck;
   H->compactions++;
   unsigned char *from = H->base + (((size_t)(dst - H->base) + PAGE - 1) & ~(size_t)(PAGE - 1));
   if (old_top > from) madvise(from, (size_t)(old_top - from), MADV_DONTNEED);
@@ -141,10 +248,13 @@ static void *compact_malloc(void *st, size_t size, uint64_t handle)
   if (size > H->reserved || need > (uint64_t)(H->end - H->top)) return NULL;
   uint32_t i = compact_entry(H);
   if (i == UINT32_MAX) return NULL;
-  Hdr *b = (Hdr *)H->top;
-  *b = (Hdr){.idx = i + 1, .size = need};
-  H->tab[i] = (Entry){.p = H->top};
-  H->top += need;
+  unsigned char *p = H->ngap ? gap_take(H, need) : NULL;
+  if (!p) {
+    p = H->top;
+    H->top += need;
+  }
+  *(Hdr *)p = (Hdr){.idx = i + 1, .size = need};
+  H->tab[i] = (Entry){.p = p};
   return (void *)(uintptr_t)(i + 1);
 }
 
@@ -261,6 +371,8 @@ static void compact_destroy(void *st)
   Heap *H = st;
   munmap(H->base, H->reserved);
   free(H->tab);
+  free(H->gap);
+  for (unsigned k = 0; k < CLASSES; k++) free(H->cls[k].ix);
   free(H);
 }
 
