@@ -1041,8 +1041,39 @@ static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
   seg_last_addr = guard ? NULL : addr;
 }
 
+/* Temps of the superblock that hold the stack pointer plus or minus a
+** constant (flat IR defines each temp once): an access at such an address
+** is the stack's, never a heap block's, and is not instrumented (no bounds
+** check, no trial; DHAT leaves out accesses near the stack pointer too).
+** A program that runs on a stack inside a heap block (a coroutine's) would
+** have those accesses left out. */
+#define HV_SP_NEAR 65536              /* |constant| below this */
+static UChar *sp_tmp;                 /* by temp: 1 = stack pointer based */
+static Int sp_cap;
+
+static Bool sp_based(const IRExpr *e)
+{
+  return e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < (IRTemp)sp_cap && sp_tmp[e->Iex.RdTmp.tmp];
+}
+
+/* Note whether tmp := data makes a stack pointer based temp. */
+static void sp_note(IRTemp tmp, const IRExpr *data, Int offset_sp)
+{
+  Bool sp = False;
+  if (data->tag == Iex_Get) {
+    sp = data->Iex.Get.offset == offset_sp && data->Iex.Get.ty == Ity_I64;
+  } else if (data->tag == Iex_Binop && (data->Iex.Binop.op == Iop_Add64 ||
+                                        data->Iex.Binop.op == Iop_Sub64)) {
+    const IRExpr *a = data->Iex.Binop.arg1, *b = data->Iex.Binop.arg2;
+    sp = sp_based(a) && b->tag == Iex_Const && b->Iex.Const.con->tag == Ico_U64 &&
+         b->Iex.Const.con->Ico.U64 + HV_SP_NEAR < 2 * HV_SP_NEAR;
+  }
+  if (tmp < (IRTemp)sp_cap) sp_tmp[tmp] = sp;
+}
+
 static void ev_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
 {
+  if (sp_based(addr)) return;  /* the stack's */
   if (clo_sample > 1) {
     seg_add(sb, kind, addr, size, guard);
     return;
@@ -1072,6 +1103,12 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   nevs = 0;
   seg_tab[0] = seg_insn = 0;
   seg_last_addr = NULL;
+  if (in->tyenv->types_used > sp_cap) {
+    if (sp_tmp) VG_(free)(sp_tmp);
+    sp_cap = in->tyenv->types_used * 2;
+    sp_tmp = VG_(malloc)("heaptape.sptmp", (SizeT)sp_cap);
+  }
+  VG_(memset)(sp_tmp, 0, (SizeT)in->tyenv->types_used);
   for (; i < in->stmts_used; i++) {
     IRStmt *st = in->stmts[i];
     if (!st || st->tag == Ist_NoOp) continue;
@@ -1085,6 +1122,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
       seg_flush(out);
       break;
     case Ist_WrTmp:
+      sp_note(st->Ist.WrTmp.tmp, st->Ist.WrTmp.data, layout->offset_SP);
       if (st->Ist.WrTmp.data->tag == Iex_Load)
         ev_add(out, HT_AK_LOAD, st->Ist.WrTmp.data->Iex.Load.addr,
                sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty), NULL);
