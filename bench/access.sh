@@ -10,7 +10,8 @@
 # lackey's text (its whole output, I lines included, over its L/S/M lines)
 # against the tape (bytes over accesses recorded). Prints markdown for
 # docs/PERFORMANCE.md.
-# usage: sh bench/access.sh [BUILD_DIR]   (ROUNDS=3 by default; LACKEY=0
+# usage: sh bench/access.sh [BUILD_DIR]   (ROUNDS=3 by default; PROGS="sqlite3
+# python3 lua5.4 perl" by default; LACKEY=0
 # leaves Lackey out, and the trace sizes with it: minutes less)
 # Lackey's trace bytes are counted through a pipe (its text for python3 is
 # gigabytes); the tape is the one record --access leaves (compressed).
@@ -52,7 +53,7 @@ run() {  # run VARIANT PROG ARGS...
 
 echo "| program | variant | CPU s (median) | wall s | CPU / none |"
 echo "|---|---|---|---|---|"
-for prog in sqlite3 python3 lua5.4; do
+for prog in ${PROGS:-sqlite3 python3 lua5.4 perl}; do
   access_argv "$prog"; set -- "$AW1" "$AW2" "$AW3"
   for v in $variants; do : >"$T/$v.times"; done
   r=0

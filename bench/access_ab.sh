@@ -5,7 +5,8 @@
 # turn within each round (so a loaded machine weighs on all alike), on the
 # workloads of bench/access_workloads.sh. Prints the median CPU time
 # (user + sys) of ROUNDS runs of each, and ratios to --tool=none.
-# usage: ROUNDS=5 sh bench/access_ab.sh BUILD_A BUILD_B   (two build dirs)
+# usage: ROUNDS=5 [PROGS="lua5.4 perl"] sh bench/access_ab.sh BUILD_A BUILD_B
+# (two build dirs; PROGS: sqlite3 python3 lua5.4 perl by default)
 set -u
 cd "$(dirname "$0")/.."
 [ $# = 2 ] || { echo "usage: sh bench/access_ab.sh BUILD_A BUILD_B"; exit 2; }
@@ -27,7 +28,7 @@ median() { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 variants="none dhat a1 b1 a100 b100"
 echo "| program | none | dhat | A | B | A sample 100 | B sample 100 | B / A | B / dhat | B sample 100 / none |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for prog in sqlite3 python3 lua5.4; do
+for prog in ${PROGS:-sqlite3 python3 lua5.4 perl}; do
   access_argv "$prog"; set -- "$AW1" "$AW2" "$AW3"
   for v in $variants; do : >"$T/$v"; done
   r=0
