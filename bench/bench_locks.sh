@@ -6,9 +6,12 @@
 # Each run replays all seven configurations back to back (interleaved runs).
 # Then the same for a smaller python3 run recorded with `record --access`,
 # whose loads, stores and modifies drive the locking models too.
-# usage: sh bench/bench_locks.sh [BUILD_DIR] [RUNS]
+# BEFORE=DRIVER.so adds the same three runs with another build of the
+# compacting driver (e.g. main's, to show a change side by side), as rows
+# "compact before".
+# usage: [BEFORE=old/driver_compact.so] sh bench/bench_locks.sh [BUILD_DIR] [RUNS]
 set -eu
-B=${1:-build}; RUNS=${2:-5}
+B=${1:-build}; RUNS=${2:-5}; BEFORE=${BEFORE:-}
 HT=$(cd "$B" && pwd)/heaptape
 T=$(mktemp -d /tmp/ht-bench-locks.XXXXXX); trap 'rm -rf "$T"' EXIT
 PY=/usr/bin/python3
@@ -22,13 +25,20 @@ for tape in python3 access; do
     for m in coarse fine; do
       "$HT" replay "$T/$tape.tape" --allocator compact --locks $m --allocstats "$T/$tape.$m.$r.json" >/dev/null
     done
+    if [ -n "$BEFORE" ]; then
+      "$HT" replay "$T/$tape.tape" --driver "$BEFORE" --allocstats "$T/$tape.before-none.$r.json" >/dev/null
+      for m in coarse fine; do
+        "$HT" replay "$T/$tape.tape" --driver "$BEFORE" --locks $m \
+          --allocstats "$T/$tape.before-$m.$r.json" >/dev/null
+      done
+    fi
     r=$((r + 1))
   done
 done
 
 for tape in python3 access; do
 "$PY" - "$T" "$RUNS" "$tape" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 t, runs, tape = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def mib(b): return "%.2f MiB" % (b / 1048576)
 rows = []
@@ -38,6 +48,11 @@ for m in ["none", "coarse", "fine"]:
         med = lambda k, i=i, ds=ds: statistics.median(d["allocators"][i][k] for d in ds)
         name = a["driver"] + ("" if a["driver"] != "compact" else ", locks " + m)
         rows.append((name, ds[0], med))
+for m in ["none", "coarse", "fine"]:
+    if not os.path.exists("%s/%s.before-%s.1.json" % (t, tape, m)): continue
+    ds = [json.load(open("%s/%s.before-%s.%d.json" % (t, tape, m, r))) for r in range(1, runs + 1)]
+    med = lambda k, ds=ds: statistics.median(d["allocators"][0][k] for d in ds)
+    rows.append(("compact before, locks " + m, ds[0], med))
 d0 = rows[0][1]
 print("%s tape: %d ops, %d blocks, live peak %s; medians of %d runs" % (
     "python3" if tape == "python3" else "python3 --access (4 documents)", d0["ops"],
