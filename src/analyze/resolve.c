@@ -14,6 +14,83 @@ void ht_resolve_init(HtResolve *rs)
   memset(rs, 0, sizeof(*rs));
   rs->payload = sizeof(HtBlock);
   ht_live_init(&rs->live, rs->payload);
+  ht_live_init(&rs->wide, offsetof(HtBlock, addr));
+}
+
+/* -- The sealer's table, packed ------------------------------------------ */
+
+/* The sealer reads a journal (keyed by address) and keeps each block's
+** index and birth besides what every consumer needs: 48 bytes as HtBlock.
+** Packed, 32 (a slot of 40): the weight equal to the size (unsampled), the
+** size in 32 bits, the birth's op number as the resolved frees before it
+** (born_op - index) in 32 bits. A block whose values do not fit is kept
+** whole in the wide table; the two tables never hold the same key. */
+typedef struct HtPacked {
+  uint64_t index;            /* allocation index */
+  uint64_t born_ts;          /* time of its allocation */
+  uint32_t size;             /* requested bytes (= weight) */
+  uint32_t stack;            /* allocation stack */
+  uint32_t tid;              /* as HtBlock.tid */
+  uint32_t frees;            /* resolved frees before it: born_op - index */
+} HtPacked;
+
+/* b's values fit HtPacked. */
+static int packed_fits(const HtBlock *b)
+{
+  return b->size <= UINT32_MAX && b->weight == b->size && b->born_op >= b->index &&
+         b->born_op - b->index <= UINT32_MAX;
+}
+
+static void packed_set(HtPacked *p, const HtBlock *b)
+{
+  *p = (HtPacked){b->index, b->born_ts, (uint32_t)b->size, b->stack, b->tid,
+                  (uint32_t)(b->born_op - b->index)};
+}
+
+/* Unpack p into b (its address left as it is). */
+static void packed_get(const HtPacked *p, HtBlock *b)
+{
+  b->size = b->weight = p->size;
+  b->stack = p->stack;
+  b->tid = p->tid;
+  b->index = p->index;
+  b->born_op = p->index + p->frees;
+  b->born_ts = p->born_ts;
+}
+
+/* Put blk at key; the block it drops (if any) into *old, *existed = 1.
+** -1 when out of memory. */
+static int packed_put(HtResolve *rs, uint64_t key, const HtBlock *blk, HtBlock *old,
+                      int *existed)
+{
+  *existed = 0;
+  if (packed_fits(blk)) {
+    HtPacked *p = ht_live_put(&rs->live, key, existed);
+    if (!p) return -1;
+    if (*existed) packed_get(p, old);
+    else if (rs->wide.count) *existed = ht_live_del(&rs->wide, key, old);
+    packed_set(p, blk);
+    return 0;
+  }
+  HtPacked p;
+  if (rs->live.count && ht_live_del(&rs->live, key, &p)) {
+    packed_get(&p, old);
+    *existed = 1;
+  }
+  int was = 0;
+  HtBlock *w = ht_live_put(&rs->wide, key, &was);
+  if (!w) return -1;
+  if (was) { memcpy(old, w, rs->wide.payload); *existed = 1; }
+  memcpy(w, blk, rs->wide.payload);
+  return 0;
+}
+
+/* Take the block at key out into *b; 0 if there is none. */
+static int packed_del(HtResolve *rs, uint64_t key, HtBlock *b)
+{
+  HtPacked p;
+  if (ht_live_del(&rs->live, key, &p)) { packed_get(&p, b); return 1; }
+  return rs->wide.count && ht_live_del(&rs->wide, key, b);
 }
 
 /* Bytes of HtBlock a table keeps. */
@@ -29,9 +106,12 @@ void ht_resolve_lean(HtResolve *rs, int by_index)
 {
   rs->lean = 1;
   rs->by_index = by_index;
-  rs->payload = resolve_payload(rs);
+  rs->packed = rs->indexed && !by_index;
+  rs->payload = rs->packed ? sizeof(HtPacked) : resolve_payload(rs);
   ht_live_free(&rs->live);
   ht_live_init(&rs->live, rs->payload);
+  ht_live_free(&rs->wide);
+  ht_live_init(&rs->wide, offsetof(HtBlock, addr));
   if (by_index) ht_live_dense(&rs->live);
 }
 
@@ -50,6 +130,7 @@ void ht_resolve_indexed(HtResolve *rs)
 void ht_resolve_free(HtResolve *rs)
 {
   ht_live_free(&rs->live);
+  ht_live_free(&rs->wide);
   memset(rs, 0, sizeof(*rs));
 }
 
@@ -110,6 +191,7 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
   if (ev->type == HT_EV_FREE) {
     if (rs->lean) memset(&out->blk, 0, sizeof(out->blk));
     int found = rs->by_index ? ev->back && ht_live_del(&rs->live, ev->back - 1, &out->blk)
+              : rs->packed   ? packed_del(rs, ht_event_block(ev), &out->blk)
                              : ht_live_del(&rs->live, ht_event_block(ev), &out->blk);
     if (!found) {
       rs->unknown_frees++;
@@ -136,6 +218,17 @@ void ht_resolve_event(HtResolve *rs, const HtEvent *ev, HtRes *out)
     if (dropped) out->old.index = ev->back - 1;  /* the key */
     b = ht_live_put(&rs->live, out->blk.index, &existed);
     existed = dropped;
+  } else if (rs->packed) {
+    if (packed_put(rs, ht_event_block(ev), &out->blk, &out->old, &existed)) {
+      rs->oom = 1;
+      return;
+    }
+    if (existed) {
+      out->old.addr = ev->addr;
+      out->dup = 1;
+      rs->dup_allocs++;
+    }
+    return;
   } else {
     b = ht_live_put(&rs->live, ht_event_block(ev), &existed);
     if (b && existed) { memcpy(&out->old, b, rs->payload); if (rs->lean) out->old.addr = ev->addr; }
@@ -205,9 +298,20 @@ int ht_resolve_live_next(const HtResolve *rs, size_t *it, uint64_t *addr, HtBloc
 {
   uint64_t k;
   void *v;
-  if (!ht_live_next(&rs->live, it, &k, &v)) return 0;
+  const size_t in_wide = (size_t)1 << (sizeof(size_t) * 8 - 1);  /* *it: in rs->wide */
+  const HtLive *t = (*it & in_wide) ? &rs->wide : &rs->live;
+  size_t sub = *it & ~in_wide;
+  int got = ht_live_next(t, &sub, &k, &v);
+  if (!got && t == &rs->live && rs->packed) {  /* then the blocks that did not fit */
+    t = &rs->wide;
+    sub = 0;
+    got = ht_live_next(t, &sub, &k, &v);
+  }
+  *it = sub | (t == &rs->wide ? in_wide : 0);
+  if (!got) return 0;
   memset(b, 0, sizeof(*b));
-  memcpy(b, v, rs->payload);
+  if (rs->packed && t == &rs->live) packed_get(v, b);
+  else memcpy(b, v, t->payload);
   if (rs->lean && !rs->by_index)  /* the key is the address */
     b->addr = k ^ ((b->tid & HT_BLOCK_RT) ? 1ull << 63 : 0);
   if (rs->by_index) b->index = k;  /* the key is the index */

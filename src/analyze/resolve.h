@@ -63,7 +63,9 @@ typedef struct HtRes {
 
 struct HtResolve {
   HtLive live;               /* live blocks by ht_event_block(), or by index
-                                on sealed tapes: HtBlock */
+                                on sealed tapes: HtBlock (packed: HtPacked) */
+  HtLive wide;               /* packed: the blocks whose values do not fit
+                                HtPacked, as HtBlock (sampled ones, ...) */
   int by_index;              /* sealed tape: events name the blocks they free */
   int lean;                  /* keep size, weight, stack, tid (and addr) only */
   int indexed;               /* lean, but keep the allocation index too */
@@ -71,6 +73,7 @@ struct HtResolve {
                                 or carried on one whose frees carry births */
   int carried;               /* the consumer needs only what a version 8 sealed
                                 tape's events carry (ht_resolve_carried) */
+  int packed;                /* indexed, by address: live holds HtPacked */
   size_t payload;            /* bytes of HtBlock the table keeps per block */
   uint64_t nallocs;          /* allocations resolved (next allocation index) */
   uint64_t nops;             /* op numbers handed out */
@@ -92,7 +95,8 @@ void ht_resolve_free(HtResolve *rs) HT_HIDDEN;
 void ht_resolve_lean(HtResolve *rs, int by_index) HT_HIDDEN;
 /* Lean, but keeping each block's allocation index and birth too (the
 ** sealer's: it names the block each free releases, and from version 8 its
-** birth). Call before the first event. */
+** birth). On a journal (keyed by address) the table packs them in 32 bytes
+** a block where the values allow (see HtPacked). Call before the first event. */
 void ht_resolve_indexed(HtResolve *rs) HT_HIDDEN;
 /* The consumer reads only the resolved events, never the blocks live (no
 ** ht_resolve_live_next): on a sealed tape of version 8, whose frees carry

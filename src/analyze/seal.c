@@ -155,7 +155,7 @@ int ht_seal_tape(const char *path, unsigned flags, HtSealSummary *sump, char *er
   HtSealer *c = ht_sealer_new(r, f, ht_reader_stats(r)->end_ns);
   HtResolve rs;
   ht_resolve_init(&rs);
-  ht_resolve_indexed(&rs);  /* 48 bytes a live block: its index and birth */
+  ht_resolve_indexed(&rs);  /* its index and birth too: 32 bytes a live block, packed */
   rc = c ? ht_resolve_run(&rs, r, ht_sealer_event, NULL, c) : HEAPTAPE_E_NOMEM;
   if (c) {
     int wrc = ht_sealer_finish(c, &rs, rc);

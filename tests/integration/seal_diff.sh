@@ -2,6 +2,7 @@
 # heaptape -- sealed tapes answer as their journals do: for tapes of C, C++
 # (threads), python3 (native, the Python module and --python=native), ruby
 # (the Ruby extension, with a compaction), sqlite3, perl, lua5.4, luajit (Lua profiler and --lua=native), sampled,
+# blocks of 5 GiB,
 # truncated and SIGKILLed runs, every analysis gives the same output from
 # `heaptape seal`'s tape as from the journal (report, stats, flamegraph,
 # pprof and html from its aggregate section); sealing
@@ -17,6 +18,9 @@ has() { command -v "$1" >/dev/null 2>&1; }
 rec c -- "$HT_BUILD/progs/viz_grow" 0.2
 rec cxx -- "$HT_BUILD/progs/hard_threads"
 rec sampled --sample 4096 -- "$HT_BUILD/progs/viz_grow" 0.2
+# Pool blocks of 5 GiB among small ones at the same addresses: the sealer's
+# table keeps them whole beside the packed ones (a value too large for 32 bits).
+rec wide -- "$HT_BUILD/progs/seal_wide"
 has python3 && PYTHONMALLOC=malloc rec python -- python3 -c 'import json; x=[json.dumps({"a": i}) for i in range(30000)]; del x[::2]'
 has sqlite3 && rec sqlite -- sqlite3 :memory: 'create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<5000) insert into t select x, hex(randomblob(x%200)) from c; select count(*) from t;'
 has perl && rec perl -- perl -e 'my %h; $h{$_ % 100} .= "ab$_" for 1..20000; print scalar(keys %h), "\n"'
