@@ -75,6 +75,7 @@ int cmd_html(int argc, char **argv)
   HtModelOpts mo = {.wrappers = wrappers, .nwrappers = nwrap, .at_ns = UINT64_MAX};
   uint64_t end0 = st->end_ns;  /* the end the scan saw (the pass's is later) */
   ht_snaps_setup(&snaps, buckets, end0, &mo);
+  snaps.pick = buckets;  /* a sealed tape's: only the picked ones' live sites */
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

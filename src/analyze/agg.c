@@ -369,15 +369,26 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
   g->n = 0;
 }
 
-/* The snapshots, their sites mapped into m's by map (stored index -> m's). */
-static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtSnaps *sn)
+/* The snapshots, their sites mapped into m's by map (stored index -> m's).
+** With the pass's duration known (dur, else 0) and a page's pick (sn->pick),
+** the live sites of only the snapshots the page keeps: the others' are
+** dropped by the pick. */
+static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtSnaps *sn,
+                      uint64_t dur)
 {
   uint64_t step = rd_u(d), n = rd_count(d, 6);
-  if (d->bad || !step || !map) { d->bad = 1; return; }
+  if (d->bad || !step || !map || n > UINT32_MAX) { d->bad = 1; return; }
   sn->step = step;  /* (ht_snaps_fit checks it) */
+  uint8_t *want = NULL;
   Merge g = {calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8),
              calloc(m->nsite + 1, 1), calloc(m->nsite + 1, 4), 0};
   if (!g.a || !g.b || !g.c || !g.mark || !g.list) { d->bad = 1; m->oom = 1; goto done; }
+  if (dur && sn->pick && n &&
+      (!(want = calloc(n, 1)) || ht_snaps_wanted(sn, step, (uint32_t)n, dur, want))) {
+    d->bad = 1;
+    m->oom = 1;
+    goto done;
+  }
   uint64_t t = 0;
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     t += rd_u(d);
@@ -390,7 +401,7 @@ static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtS
         uint64_t x = rd_u(d), y = pass ? rd_u(d) : 0;
         if (d->bad || site >= nmap) { d->bad = 1; break; }
         if (pass) merge_add(&g, map[site], 0, x, y);
-        else merge_add(&g, map[site], x, 0, 0);
+        else if (!want || want[i]) merge_add(&g, map[site], x, 0, 0);
       }
       merge_flush(&g, sn, !pass);
     }
@@ -399,6 +410,7 @@ static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtS
   if (sn->oom) { d->bad = 1; m->oom = 1; }
 done:
   free(g.a); free(g.b); free(g.c); free(g.mark); free(g.list);
+  free(want);
 }
 
 static void agg_rss(Rd *d, HtSnaps *sn)
@@ -563,7 +575,12 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
     case HT_A_OVERS: agg_overs(m, &d, map, nmap); break;  /* after SITES */
     case HT_A_TIMELINE: agg_timeline(m, &d); break;
     case HT_A_SNAPS:  /* after SITES */
-      if (sn) agg_snaps(m, &d, map, nmap, sn);
+      if (sn) {  /* the pass's duration, as agg_load gives it, once TOTALS is read */
+        const HtReadStats *st = ht_reader_stats(m->r);
+        uint64_t dur = !(seen & 1u << HT_A_TOTALS) ? 0
+                     : st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
+        agg_snaps(m, &d, map, nmap, sn, dur);
+      }
       else if (at) agg_at_snaps(&d, map, nmap, at);
       break;
     case HT_A_RSS: if (sn) agg_rss(&d, sn); break;

@@ -214,6 +214,22 @@ void ht_snaps_fold(void *arg)
   s->step *= 2;
 }
 
+/* The snapshots a page of `buckets` keeps of n a step apart (the k-th at
+** (k + 1) step) over duration_ns: the last at or before each of duration /
+** buckets, 2 duration / buckets, ... up to the end; their indexes into
+** keep (room for buckets), their number returned. */
+static uint32_t snaps_pick_keep(uint64_t step, uint32_t n, uint64_t duration_ns,
+                                unsigned buckets, uint32_t *keep)
+{
+  uint64_t q = duration_ns / buckets, r = duration_ns % buckets;
+  uint32_t nk = 0;
+  for (unsigned j = 1; j <= buckets; j++) {
+    uint64_t at = q * j + r * j / buckets, k = at / step;  /* snapshot k at k step */
+    if (k >= 1 && k <= n && (!nk || keep[nk - 1] < k - 1)) keep[nk++] = (uint32_t)(k - 1);
+  }
+  return nk;
+}
+
 /* For a page of `buckets` (the snapshots folded to 2 * buckets over
 ** duration_ns): the last snapshot at or before each of duration / buckets,
 ** 2 duration / buckets, ... up to the end, so that the page holds buckets
@@ -224,15 +240,35 @@ void ht_snaps_pick(HtSnaps *s, uint64_t duration_ns, unsigned buckets)
   if (s->oom || !buckets || s->n <= buckets || !s->step) return;
   uint32_t *keep = malloc(buckets * sizeof(uint32_t));
   if (!keep) { s->oom = 1; return; }
-  uint64_t q = duration_ns / buckets, r = duration_ns % buckets;
-  uint32_t nk = 0;
-  for (unsigned j = 1; j <= buckets; j++) {
-    uint64_t at = q * j + r * j / buckets, k = at / s->step;  /* snapshot k at k step */
-    if (k >= 1 && k <= s->n && (!nk || keep[nk - 1] < k - 1)) keep[nk++] = (uint32_t)(k - 1);
-  }
+  uint32_t nk = snaps_pick_keep(s->step, s->n, duration_ns, buckets, keep);
   snaps_keep(s, keep, nk);
   free(keep);
-  s->step = q;
+  s->step = duration_ns / buckets;
+}
+
+/* Of n snapshots loaded a step apart (the k-th at (k + 1) step), those
+** ht_snaps_fit's folds to s->fold and then ht_snaps_pick(duration_ns,
+** s->pick) keep: want[k] = 1 (want zeroed, n bytes). 0, or -1 out of
+** memory. */
+int ht_snaps_wanted(const HtSnaps *s, uint64_t step, uint32_t n, uint64_t duration_ns,
+                    uint8_t *want)
+{
+  uint64_t stride = 1;  /* folded snapshot j is loaded snapshot (j + 1) stride - 1 */
+  while (s->fold && n > s->fold && step < UINT64_MAX / 4) {  /* ht_snaps_fold's */
+    n /= 2;
+    stride *= 2;
+    step *= 2;
+  }
+  if (!s->pick || n <= s->pick) {  /* ht_snaps_pick keeps them all */
+    for (uint32_t j = 0; j < n; j++) want[(j + 1) * stride - 1] = 1;
+    return 0;
+  }
+  uint32_t *keep = malloc(s->pick * sizeof(uint32_t));
+  if (!keep) return -1;
+  uint32_t nk = snaps_pick_keep(step, n, duration_ns, s->pick, keep);
+  for (uint32_t j = 0; j < nk; j++) want[(keep[j] + 1) * stride - 1] = 1;
+  free(keep);
+  return 0;
 }
 
 /* Set s (empty) and mo up for snapshots that fold at 2 * buckets: from

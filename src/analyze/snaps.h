@@ -35,6 +35,9 @@ typedef struct HtSnaps {
   size_t nrss, crss;         /* used, allocated (in pairs * 2) */
   uint32_t fold;             /* at most this many: then every other is
                                 kept at twice the step (ht_snaps_setup) */
+  unsigned pick;             /* the page's buckets (ht_snaps_pick), 0 if
+                                not known: snapshots loaded from a tape keep
+                                the live sites of those picked only */
   int oom;                   /* out of memory */
 } HtSnaps;
 
@@ -55,6 +58,12 @@ void ht_snaps_fold(void *arg) HT_HIDDEN;
 /* A page's `buckets` of the snapshots: the last one at or before each
 ** multiple of duration / buckets; step becomes that spacing. */
 void ht_snaps_pick(HtSnaps *s, uint64_t duration_ns, unsigned buckets) HT_HIDDEN;
+/* Of n snapshots a tape holds a step apart, those the page will show when
+** the pass's duration is duration_ns (folded by ht_snaps_fit, then
+** ht_snaps_pick(duration_ns, s->pick)): want[k] = 1 (want zeroed, n bytes).
+** 0, or -1 out of memory. */
+int ht_snaps_wanted(const HtSnaps *s, uint64_t step, uint32_t n, uint64_t duration_ns,
+                    uint8_t *want) HT_HIDDEN;
 /* Snapshots loaded from a tape (any step): fold them to s->fold; 1 when
 ** they are then those a pass over duration_ns takes, else 0. */
 int ht_snaps_fit(HtSnaps *s, uint64_t duration_ns) HT_HIDDEN;
