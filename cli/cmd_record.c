@@ -931,14 +931,14 @@ int cmd_record(int argc, char **argv)
   close(pfd[0]);
   int status = 0;
   /* The main tape is sealed while PROG runs, by this process (idle but for
-  ** it; --pprof-every's snapshots are of its model), unless it follows the
-  ** tape already for --live, or
-  ** the tape is valgrind's (raw packets, compressed at the end). */
+  ** it; --pprof-every's snapshots are of its model, --live's view is fed
+  ** by its pass), unless the tape is valgrind's (raw packets, compressed at
+  ** the end). */
   HtSealFollow sf;
-  if (o.seal && !o.no_symbols && !o.access && !live && tape &&
+  if (o.seal && !o.no_symbols && !o.access && tape &&
       n != (ssize_t)sizeof(e) && !ht_sealfollow_init(&sf, tape, (uint32_t)pid, fork_ns))
     o.sf = &sf;
-  if (live && n != (ssize_t)sizeof(e)) ht_record_live_wait(pid, &status, tape, prog);
+  if (live && n != (ssize_t)sizeof(e)) ht_record_live_wait(pid, &status, tape, prog, o.sf);
   else if (pprof_every_ns) ht_record_pprof_wait(pid, &status, tape, pprof_every_ns, o.sf);
   else if (o.sf) ht_record_seal_wait(pid, &status, o.sf);
   else while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}

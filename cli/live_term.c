@@ -208,6 +208,8 @@ int ht_live_term_run(HtFollow *f, pid_t child, int *status, int *reaped, const c
       }
       next = now + LIVE_REFRESH_NS;
       ht_live_draw(f, &v);
+    } else if (!v.paused) {
+      ht_follow_take(f);  /* record --live: the sealer keeps up between refreshes */
     }
     int k = getch();
     if (k == ERR) continue;

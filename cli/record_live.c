@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "live_term.h"
 #include "record_live.h"
+#include "record_seal.h"
 
 /* The program's output file: PROG.PID.out. */
 void ht_record_live_outname(char *buf, size_t len, const char *prog, pid_t pid)
@@ -45,17 +46,20 @@ int ht_record_live_stdio(const char *out)
 }
 
 /* Wait for pid with the view open, then without it. */
-pid_t ht_record_live_wait(pid_t pid, int *status, const char *tape, const char *title)
+pid_t ht_record_live_wait(pid_t pid, int *status, const char *tape, const char *title,
+                          HtSealFollow *sf)
 {
   HtFollow f;
   int reaped = 0, shown = 0;
   if (tape && !ht_follow_init(&f, tape, (uint32_t)pid)) {
+    if (sf) ht_follow_feed(&f, sf);  /* one pass: the sealer's */
     shown = !ht_live_term_run(&f, pid, status, &reaped, title);
     ht_follow_free(&f);
   }
   if (reaped) return pid;
   if (shown) ht_cli_error("the view is closed; %s (pid %d) runs on and is recorded until it "
                "ends (Ctrl-C stops it)", title, (int)pid);
+  if (sf) return ht_record_seal_wait(pid, status, sf);
   pid_t w;
   while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR) {}
   return w;

@@ -4,6 +4,7 @@
 #define HT_RECORD_LIVE_H
 
 #include <sys/types.h>
+#include "../src/analyze/sealfollow.h"
 
 /* Child side, before exec: the program's standard streams that are the
 ** terminal the view draws on go elsewhere (stdin from /dev/null, stdout and
@@ -13,8 +14,10 @@ int ht_record_live_stdio(const char *out);
 ** current directory, into buf[len]. */
 void ht_record_live_outname(char *buf, size_t len, const char *prog, pid_t pid);
 /* Wait for pid like waitpid(pid, status, 0) while the view follows tape;
-** after the view is closed, the program runs on and is waited for. Returns
-** waitpid's result. */
-pid_t ht_record_live_wait(pid_t pid, int *status, const char *tape, const char *title);
+** after the view is closed, the program runs on and is waited for. With sf
+** (not NULL), the view's figures come from sf's sealing pass, which goes on
+** after the view is closed. Returns waitpid's result. */
+pid_t ht_record_live_wait(pid_t pid, int *status, const char *tape, const char *title,
+                          HtSealFollow *sf);
 
 #endif

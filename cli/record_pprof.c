@@ -147,7 +147,7 @@ pid_t ht_record_pprof_wait(pid_t pid, int *status, const char *tape, uint64_t ev
   for (;;) {
     w = waitpid(pid, status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (sf && ht_sealfollow_poll(sf) && recpprof_now() < next) continue;
+    if (sf && ht_sealfollow_poll(sf, 0) && recpprof_now() < next) continue;
     uint64_t now = recpprof_now();
     if (tape && now >= next) {
       recpprof_snapshot(&rp);

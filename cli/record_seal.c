@@ -13,7 +13,7 @@ pid_t ht_record_seal_wait(pid_t pid, int *status, HtSealFollow *sf)
   for (;;) {
     pid_t w = waitpid(pid, status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) return w;
-    if (ht_sealfollow_poll(sf)) continue;
+    if (ht_sealfollow_poll(sf, 0)) continue;
     struct timespec ts = {0, 20000000};  /* nothing new: the next flush */
     nanosleep(&ts, NULL);
   }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "follow.h"
+#include "sealfollow.h"
 #include "../base/grow.h"
 #include "../../include/heaptape.h"
 
@@ -171,8 +172,9 @@ int ht_follow_init(HtFollow *f, const char *path, uint32_t pid)
 /* Release everything f owns. */
 void ht_follow_free(HtFollow *f)
 {
-  if (f->r) ht_model_free(&f->m);
-  ht_reader_close(f->r);
+  if (f->minit) ht_model_free(&f->m);
+  if (f->sf) ht_sealfollow_also(f->sf, NULL, NULL);
+  else ht_reader_close(f->r);
   if (f->sym) ht_symbolizer_destroy(f->sym);
   ht_map_free(&f->declared);
   ht_map_free(&f->symof);
@@ -204,6 +206,19 @@ static void follow_prefetch(void *ctx, const HtEvent *ev)
   if (ev->type == HT_EV_ALLOC) ht_map_prefetch(&f->m.site_of, ev->stack);
 }
 
+/* Set the model up over f->r: 0 or HEAPTAPE_E_NOMEM (f->err said). */
+static int follow_model(HtFollow *f)
+{
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .snap_ns = HT_FOLLOW_MOMENT0,
+                    .on_snap = follow_snap, .arg = f};
+  if (ht_model_init(&f->m, f->r, &mo)) {
+    snprintf(f->err, sizeof(f->err), "%s: out of memory", f->path);
+    return HEAPTAPE_E_NOMEM;
+  }
+  f->minit = 1;
+  return 0;
+}
+
 /* Open the tape: 0 (also "not there yet" when following a process), or an error. */
 static int follow_open(HtFollow *f)
 {
@@ -220,12 +235,9 @@ static int follow_open(HtFollow *f)
     f->r = NULL;
     return 0;
   }
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .snap_ns = HT_FOLLOW_MOMENT0,
-                    .on_snap = follow_snap, .arg = f};
-  if (ht_model_init(&f->m, f->r, &mo)) {
+  if (follow_model(f)) {
     ht_reader_close(f->r);
     f->r = NULL;
-    snprintf(f->err, sizeof(f->err), "%s: out of memory", f->path);
     return HEAPTAPE_E_NOMEM;
   }
   return 0;
@@ -250,36 +262,11 @@ uint64_t ht_follow_hold_until(const HtModel *m, const HtReadStats *st, int close
   return follow_hold_until(m, st, closed, HT_FOLLOW_GAP_NS);
 }
 
-/* Take in what the tape gained since the last poll. */
-int ht_follow_poll(HtFollow *f, int final)
+/* After events were taken in (n of them; rc their pass's result): sites
+** merged, named anew when symbols arrived, rates over the tape time this
+** poll covered. */
+static void follow_refresh(HtFollow *f, uint64_t n, int rc, int closed, int renamed)
 {
-  f->polled_bytes = 0;
-  if (!f->r) {
-    int rc = follow_open(f);
-    if (rc || !f->r) return rc;
-    f->polled_bytes = ht_reader_stats(f->r)->file_bytes;
-  } else {
-    uint64_t before = ht_reader_stats(f->r)->file_bytes;
-    int rc = ht_reader_poll(f->r);
-    if (rc < 0) {
-      snprintf(f->err, sizeof(f->err), "%s: cannot read on: %s", f->path,
-               heaptape_strerror(rc));
-      return rc;
-    }
-    uint64_t after = ht_reader_stats(f->r)->file_bytes;
-    f->polled_bytes = after > before ? after - before : 0;
-  }
-  /* Symbols arrived (finalisation appends them): sites are named anew. */
-  size_t nd = 0, len;
-  while (ht_reader_dict_packet(f->r, nd, &len)) nd++;
-  int renamed = nd != f->ndict;
-  if (renamed) f->ndict = nd, f->ngroup = 0;
-  const HtReadStats *st = ht_reader_stats(f->r);
-  int closed = final || st->has_trailer;
-  ht_reader_hold(f->r, follow_hold_until(&f->m, st, closed, f->gap_ns));
-  uint64_t before = f->m.events;
-  int rc = ht_resolve_run(&f->m.rs, f->r, follow_apply, follow_prefetch, f);
-  uint64_t n = f->m.events - before;
   if (rc || f->m.oom) f->oom = 1;
   follow_merge(f);
   f->ts = f->m.last_ts;
@@ -298,6 +285,124 @@ int ht_follow_poll(HtFollow *f, int final)
   }
   if (n) f->refreshes++;
   f->done = closed && !rc;
+}
+
+/* Symbols arrived (finalisation appends them): sites are to be named anew. */
+static int follow_renamed(HtFollow *f)
+{
+  size_t nd = 0, len;
+  while (ht_reader_dict_packet(f->r, nd, &len)) nd++;
+  int renamed = nd != f->ndict;
+  if (renamed) f->ndict = nd, f->ngroup = 0;
+  return renamed;
+}
+
+/* -- Fed by the sealer -------------------------------------------------------- */
+
+/* HtResFn: one event of the sealing pass (the model set up at the first). */
+static void follow_fed(void *ctx, const HtRes *res)
+{
+  HtFollow *f = ctx;
+  if (!f->minit) {
+    f->r = f->sf->r;
+    if (follow_model(f)) { f->oom = 1; return; }
+  }
+  follow_apply(f, res);
+}
+
+void ht_follow_feed(HtFollow *f, HtSealFollow *sf)
+{
+  f->sf = sf;
+  ht_sealfollow_also(sf, follow_fed, f);
+}
+
+/* The sealer gave up (its reader closed): forget what it fed, so that f
+** reads the tape from its start by itself. */
+static void follow_unfeed(HtFollow *f)
+{
+  ht_sealfollow_also(f->sf, NULL, NULL);
+  f->sf = NULL;
+  f->r = NULL;
+  if (f->minit) ht_model_free(&f->m);
+  memset(&f->m, 0, sizeof(f->m));
+  f->minit = 0;
+  ht_strtab_free(&f->names);
+  if (ht_strtab_init(&f->names, 256)) f->oom = 1;
+  f->ngroup = f->ndict = 0;
+  f->nmom = 0;
+  f->ts = f->prev_ts = f->seq_max = f->late = 0;
+  f->fed_bytes = f->fed_events = 0;
+}
+
+/* Poll the sealer, whose pass feeds the model: 0, 1 when it gave up (f
+** reads alone from now on), or HEAPTAPE_E_NOMEM. */
+static int follow_pump(HtFollow *f, int final)
+{
+  HtSealFollow *sf = f->sf;
+  ht_sealfollow_poll(sf, final);
+  if (sf->off) {
+    follow_unfeed(f);
+    return 1;
+  }
+  if (sf->r && !f->minit) {  /* (open, no event yet) */
+    f->r = sf->r;
+    if (follow_model(f)) return HEAPTAPE_E_NOMEM;
+  }
+  return 0;
+}
+
+/* Take in what the sealer has now, and refresh. */
+static int follow_poll_fed(HtFollow *f, int final)
+{
+  int rc = follow_pump(f, final);
+  if (rc == 1) return ht_follow_poll(f, final);
+  f->polled_bytes = 0;
+  if (rc || !f->r) return rc;  /* (not there yet) */
+  const HtReadStats *st = ht_reader_stats(f->r);
+  f->polled_bytes = st->file_bytes > f->fed_bytes ? st->file_bytes - f->fed_bytes : 0;
+  f->fed_bytes = st->file_bytes;
+  uint64_t n = f->m.events - f->fed_events;
+  f->fed_events = f->m.events;
+  int renamed = follow_renamed(f);
+  follow_refresh(f, n, 0, final || st->has_trailer, renamed);
+  return 0;
+}
+
+/* Between refreshes: keep the sealer's pass going. */
+void ht_follow_take(HtFollow *f)
+{
+  if (f->sf) (void)follow_pump(f, 0);
+}
+
+/* -- Reading by itself ---------------------------------------------------------- */
+
+/* Take in what the tape gained since the last poll. */
+int ht_follow_poll(HtFollow *f, int final)
+{
+  if (f->sf) return follow_poll_fed(f, final);
+  f->polled_bytes = 0;
+  if (!f->r) {
+    int rc = follow_open(f);
+    if (rc || !f->r) return rc;
+    f->polled_bytes = ht_reader_stats(f->r)->file_bytes;
+  } else {
+    uint64_t before = ht_reader_stats(f->r)->file_bytes;
+    int rc = ht_reader_poll(f->r);
+    if (rc < 0) {
+      snprintf(f->err, sizeof(f->err), "%s: cannot read on: %s", f->path,
+               heaptape_strerror(rc));
+      return rc;
+    }
+    uint64_t after = ht_reader_stats(f->r)->file_bytes;
+    f->polled_bytes = after > before ? after - before : 0;
+  }
+  int renamed = follow_renamed(f);
+  const HtReadStats *st = ht_reader_stats(f->r);
+  int closed = final || st->has_trailer;
+  ht_reader_hold(f->r, follow_hold_until(&f->m, st, closed, f->gap_ns));
+  uint64_t before = f->m.events;
+  int rc = ht_resolve_run(&f->m.rs, f->r, follow_apply, follow_prefetch, f);
+  follow_refresh(f, f->m.events - before, rc, closed, renamed);
   return 0;
 }
 

@@ -56,11 +56,20 @@ typedef struct HtFollowSym {
   uint32_t n;                /* frames */
 } HtFollowSym;
 
+struct HtSealFollow;
+
 typedef struct HtFollow {
   char *path;                /* tape file (owned) */
   uint32_t pid;              /* only a tape of this process (0: any) */
-  HtReader *r;               /* followed reader, NULL until the tape is there */
+  HtReader *r;               /* followed reader, NULL until the tape is there
+                                (the sealer's when fed by one) */
+  struct HtSealFollow *sf;   /* the sealing pass feeding the model its
+                                resolved events (ht_follow_feed), or NULL:
+                                f reads r itself */
   HtModel m;                 /* the model, fed what the reader delivers */
+  int minit;                 /* m is set up */
+  uint64_t fed_bytes;        /* fed: tape bytes at the last refresh */
+  uint64_t fed_events;       /* fed: the model's events then */
   HtSymbolizer *sym;         /* libdw, for addresses the tape does not name */
   HtMap declared;            /* module bases declared to sym */
   HtMap symof;               /* address -> index + 1 in symtab */
@@ -98,10 +107,21 @@ int ht_follow_init(HtFollow *f, const char *path, uint32_t pid) HT_HIDDEN;
 void ht_follow_free(HtFollow *f) HT_HIDDEN;
 /* Take in what the tape gained: open it if needed, read new whole packets,
 ** feed the model, merge sites, update rates and the history. final (the
-** writer is gone) delivers the events held back. Returns 0 (also when the
-** tape is not there yet and pid is set), or a HEAPTAPE_E_* code with
+** writer is gone) delivers the events held back. Fed by a sealer, it polls
+** the sealer, whose pass hands the model its events (should the sealer give
+** up, f reads the tape again by itself from its start). Returns 0 (also when
+** the tape is not there yet and pid is set), or a HEAPTAPE_E_* code with
 ** f->err set ("<path>: <problem>"). */
 int ht_follow_poll(HtFollow *f, int final) HT_HIDDEN;
+/* Take the tape's events from sf's sealing pass instead of a reader of f's
+** own (`record --live`: one pass over the journal while the program runs,
+** sealed when it exits). Call before the first poll; ht_follow_free lets go
+** of sf (left open). */
+void ht_follow_feed(HtFollow *f, struct HtSealFollow *sf) HT_HIDDEN;
+/* Fed by a sealer: let its pass take in what the journal gained, without
+** refreshing the figures (between polls, so the sealer keeps up with the
+** program). Nothing otherwise. */
+void ht_follow_take(HtFollow *f) HT_HIDDEN;
 /* The time to ht_reader_hold a followed tape at, for a model fed from it:
 ** a gap in the sequence numbers waits for the packet that may fill it, long
 ** enough for m's threads (UINT64_MAX once closed: the writer is gone). */

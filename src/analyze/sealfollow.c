@@ -94,6 +94,13 @@ static void sf_event(void *ctx, const HtRes *res)
   }
   if (!sf->off) ht_sealer_event(sf->s, res);
   ht_symscan_event(&sf->scan, res);
+  if (sf->also) sf->also(sf->also_ctx, res);
+}
+
+void ht_sealfollow_also(HtSealFollow *sf, HtResFn fn, void *ctx)
+{
+  sf->also = fn;
+  sf->also_ctx = ctx;
 }
 
 /* Seal what r delivers now, holding events after a missing number until
@@ -116,7 +123,7 @@ static uint64_t sf_run(HtSealFollow *sf, int final)
 }
 
 /* Seal what the journal gained. */
-uint64_t ht_sealfollow_poll(HtSealFollow *sf)
+uint64_t ht_sealfollow_poll(HtSealFollow *sf, int final)
 {
   if (sf->off) return 0;
   if (!sf->r) {
@@ -126,7 +133,9 @@ uint64_t ht_sealfollow_poll(HtSealFollow *sf)
     sf_give_up(sf, "cannot read on");
     return 0;
   }
-  return sf_run(sf, 0);
+  uint64_t n = sf_run(sf, final);
+  if (final) sf->tail += n;  /* (left when the writer was gone) */
+  return n;
 }
 
 /* The rest, the symbols, the sealed tape in the journal's place. */
@@ -136,7 +145,7 @@ int ht_sealfollow_finish(HtSealFollow *sf, const char *keep, HtSymSummary *sum, 
   if (!sf->off && !sf->r) sf_open(sf);
   if (!sf->off && !sf->r) sf_give_up(sf, "no journal of this run");
   if (!sf->off && ht_reader_poll(sf->r) < 0) sf_give_up(sf, "cannot read on");
-  if (!sf->off) sf->tail = sf_run(sf, 1);
+  if (!sf->off) sf->tail += sf_run(sf, 1);
   if (sf->off) return 1;
   const HtReadStats *st = ht_reader_stats(sf->r);
   uint64_t whole = st->file_bytes - st->truncated_bytes;

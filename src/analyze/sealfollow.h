@@ -25,6 +25,9 @@ typedef struct HtSealFollow {
   uint32_t tid0;             /* the first thread that allocated (0: none yet) */
   int several;               /* another thread allocated too */
   uint64_t tail;             /* events left to seal when the writer was gone */
+  HtResFn also;              /* a second consumer of the events (the live
+                                view's: ht_sealfollow_also), or NULL */
+  void *also_ctx;            /* its argument */
   int off;                   /* given up (why[]): the caller seals offline */
   char why[256];
 } HtSealFollow;
@@ -33,11 +36,16 @@ typedef struct HtSealFollow {
 ** or after since_ns (nothing is opened yet). 0 or HEAPTAPE_E_NOMEM. */
 int ht_sealfollow_init(HtSealFollow *sf, const char *path, uint32_t pid,
                        uint64_t since_ns) HT_HIDDEN;
-/* Seal what the journal gained (opening it once it is there). Returns the
-** number of events sealed by this call (0: nothing new). A journal whose
-** order cannot be followed exactly (an event arrived after a later one was
-** sealed) or an error sets sf->off: the caller seals it offline at the end. */
-uint64_t ht_sealfollow_poll(HtSealFollow *sf) HT_HIDDEN;
+/* Seal what the journal gained (opening it once it is there); final (the
+** writer is gone) delivers the events held back. Returns the number of
+** events sealed by this call (0: nothing new). A journal whose order cannot
+** be followed exactly (an event arrived after a later one was sealed) or an
+** error sets sf->off: the caller seals it offline at the end. */
+uint64_t ht_sealfollow_poll(HtSealFollow *sf, int final) HT_HIDDEN;
+/* Hand every resolved event to fn(ctx, res) too, after the sealer (NULL:
+** no more), with sf->r the reader; the reader is closed when sf->off is set
+** (the consumer reads on by itself then). */
+void ht_sealfollow_also(HtSealFollow *sf, HtResFn fn, void *ctx) HT_HIDDEN;
 /* The writer is gone: seal the rest, symbolise the journal (its dictionary
 ** appended, as `heaptape symbolize` does), finish the sealed tape and put
 ** it in the journal's place (keep: the journal renamed to keep first, when

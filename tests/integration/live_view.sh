@@ -3,7 +3,8 @@
 # `heaptape live` on bad files, and `record --live` / `live FILE` driven in
 # tmux (send-keys, capture-pane): the top site on screen, sort, bytes/calls,
 # the stack, pause, resize, the program's crash and kill, Ctrl-C, scrubbing,
-# and the terminal restored after each.
+# and the terminal restored after each; record --live seals the tape while
+# the program runs.
 . "$(dirname "$0")/record_common.inc"
 tmp=$T
 # expect NAME WANT_EXIT STDERR_REGEX CMD...: run, check exit status and stderr.
@@ -131,6 +132,32 @@ keys q; sane 'DONE-137' "after SIGKILL, q"
 run "'$HEAPTAPE' record --live -o '$T/c.tape' -- '$GROW' 60; echo DONE-\$?"
 wait_for 'grow_cache'; ok "third run: on screen" $?
 keys C-c; sane 'DONE-130' "Ctrl-C"
+
+# record --live seals while the program runs: the view is fed by the sealing
+# pass (one pass over the journal), the tape is sealed when the program
+# exits, as heaptape seal seals the journal (kept with --keep-journal).
+# Should a packet come too late on a loaded machine, the sealer gives up and
+# seals after the run (the log says so): then once more.
+for try in 1 2; do
+  rm -f "$T/z.tape" "$T/z.tape.journal" "$T/z.err"
+  run "HEAPTAPE_SEAL_LOG=1 '$HEAPTAPE' record --live --keep-journal -o '$T/z.tape' -- '$GROW' 2 2>'$T/z.err'; echo DONE-\$?"
+  wait_for 'grow_cache .*live_grow.c'; ok "record --live (sealing): on screen" $?
+  wait_for 'program exited 0'; ok "record --live (sealing): the program's end shown" $?
+  keys q; wait_for 'DONE-0'; ok "record --live (sealing): q, exit 0" $?
+  grep -q 'sealed while the program ran' "$T/z.err" && break
+done
+grep -q 'sealed while the program ran' "$T/z.err"
+ok "record --live: sealed while the program ran ($(grep -o 'sealed [a-z ]*' "$T/z.err" | head -n 1))" $?
+"$HEAPTAPE" stats "$T/z.tape" 2>/dev/null | grep -q '^  sealed  *yes: report'
+ok "record --live: the tape is sealed" $?
+[ ! -e "$T/z.tape.sealing" ] && "$HEAPTAPE" stats "$T/z.tape.journal" 2>/dev/null | grep -q 'format version   1'
+ok "record --live: no partial seal left; the journal kept as asked" $?
+cp "$T/z.tape.journal" "$T/zoff.tape"
+"$HEAPTAPE" seal "$T/zoff.tape" >/dev/null 2>&1
+cmp -s "$T/z.tape" "$T/zoff.tape"
+ok "record --live: the sealed tape is heaptape seal's of the journal, byte for byte" $?
+"$HEAPTAPE" report "$T/z.tape" 2>/dev/null | grep -q grow_cache
+ok "record --live: its report names grow_cache" $?
 
 run "'$HEAPTAPE' live '$T/l.tape'; echo DONE-\$?"
 wait_for 'tape closed'; ok "live FILE on a finished tape: closed" $?
