@@ -11,13 +11,19 @@
 #include "../analyze/frames.h"
 #include "svgplot.h"
 
-/* Per-site figures of a stack, created if new; NULL on OOM. */
+/* Per-site figures of a stack, created if new; NULL on OOM. An array by
+** stack id, not a hash map: the lookup was a fifth of a sealed tape's pass. */
 static HtLifeSite *life_site(HtLife *l, uint32_t stack)
 {
-  uint64_t *v = ht_map_get(&l->site_of, stack);
-  if (v) return &l->site[*v];
+  if (stack < l->nsite_of && l->site_of[stack]) return &l->site[l->site_of[stack] - 1];
+  if (stack >= l->nsite_of) {
+    size_t cap = l->nsite_of;
+    if (ht_grow(&l->site_of, &cap, (size_t)stack + 1, sizeof(uint32_t))) return NULL;
+    memset(l->site_of + l->nsite_of, 0, (cap - l->nsite_of) * sizeof(uint32_t));
+    l->nsite_of = cap;
+  }
   if (ht_grow(&l->site, &l->csite, (size_t)l->nsite + 1, sizeof(HtLifeSite))) return NULL;
-  if (ht_map_put(&l->site_of, stack, l->nsite)) return NULL;
+  l->site_of[stack] = l->nsite + 1;
   HtLifeSite *s = &l->site[l->nsite++];
   memset(s, 0, sizeof(*s));
   s->name = (char *)(uintptr_t)stack;  /* the stack until names are resolved */
@@ -115,7 +121,7 @@ int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *
   l->res_ns = life_clock_res(h);
   if (!l->o.bins) l->o.bins = 20;
   l->bin = calloc(l->o.bins, sizeof(uint64_t));
-  if (!l->bin || ht_map_init(&l->site_of, 64)) return -1;
+  if (!l->bin) return -1;
   return 0;
 }
 
@@ -159,7 +165,7 @@ void ht_life_free(HtLife *l)
     for (uint32_t i = 0; i < l->nsite; i++) free(l->site[i].name);
   free(l->site);
   free(l->bin);
-  ht_map_free(&l->site_of);
+  free(l->site_of);
   memset(l, 0, sizeof(*l));
 }
 

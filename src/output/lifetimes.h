@@ -41,7 +41,9 @@ typedef struct HtLife {
   uint64_t res_ns;           /* the clock's resolution seen on the tape (1 = fine) */
   uint64_t below_res;        /* in-range blocks living less than res_ns */
   uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks, from res_ns */
-  HtMap site_of;             /* stack -> site index */
+  uint32_t *site_of;         /* by stack id: site index + 1 (0 = none yet); a
+                                stack id names a node of the tape's tree */
+  size_t nsite_of;           /* entries of it */
   HtLifeSite *site;          /* sites (by stack until ht_life_run merges names) */
   uint32_t nsite;            /* used */
   size_t csite;              /* allocated */
