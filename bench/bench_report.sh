@@ -3,7 +3,8 @@
 # against heaptrack_print, on the same programs recorded by both: the real
 # workloads of bench/workloads.sh plus a synthetic churn with a small live set.
 # usage: sh bench/bench_report.sh [BUILD_DIR] [RUNS]
-#        (BENCH_WORKLOADS="python churn" to run some of them)
+#        (BENCH_WORKLOADS="python churn" to run some of them; BENCH_READERS=0
+#        leaves out the table of the commands reading the events)
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}; RUNS=${2:-3}
@@ -34,12 +35,57 @@ measure() {
   /usr/bin/time -f '%U %S %M' -o "$W/time" "$@" > /dev/null 2> "$W/err" || { cat "$W/err" >&2; exit 1; }
   awk '{ printf "%.3f %.0f\n", $1 + $2, $3 / 1024 }' "$W/time"
 }
+# Wall seconds, CPU seconds and peak RSS in MiB: "WALL SECS MIB".
+measure3() {
+  /usr/bin/time -f '%e %U %S %M' -o "$W/time" "$@" > /dev/null 2> "$W/err" || { cat "$W/err" >&2; exit 1; }
+  awk '{ printf "%.3f %.3f %.0f\n", $1, $2 + $3, $4 / 1024 }' "$W/time"
+}
+
+# The commands that read a sealed tape's events (issue 12: at least 3x
+# faster than heaptrack_print, 150 M events/s on both cores), each against
+# heaptrack_print on the same program, runs alternating; with
+# HEAPTAPE_READ_THREADS=1 (one core) beside the default (a second thread
+# decoding the blocks ahead). Rows into READROWS.
+READERS="ops lifetimes heapmap at snaps"
+reader() {  # reader NAME TAPE: the command line of reader NAME
+  case $1 in
+    ops) echo "$HT ops -o $W/o.txt $2" ;;
+    lifetimes) echo "$HT lifetimes --by-site $2" ;;
+    heapmap) echo "$HT heapmap -o $W/m.png $2" ;;
+    at) echo "$HT report --at $3 $2" ;;
+    snaps) echo "$HT report --heap-snap-interval $4 $2" ;;
+  esac
+}
+READROWS=""
+bench_readers() {  # bench_readers WORKLOAD SEALED HTFILE EVENTS
+  bw=$1 bt=$2 bh=$3 be=$4
+  dur=$("$HT" stats "$bt" | awk '/duration/ { print $2 }')
+  at=$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 2 }')
+  snap=$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 10 }')
+  for rd in $READERS; do
+    cmd=$(reader "$rd" "$bt" "$at" "$snap")
+    tw="" tc="" tr="" ow="" oc="" hw="" hc="" hr=""
+    i=0
+    while [ $i -lt "$RUNS" ]; do
+      set -- $(measure3 $cmd); tw="$tw $1"; tc="$tc $2"; tr="$tr $3"
+      set -- $(measure3 env HEAPTAPE_READ_THREADS=1 $cmd); ow="$ow $1"; oc="$oc $2"
+      set -- $(measure3 heaptrack_print "$bh"); hw="$hw $1"; hc="$hc $2"; hr="$hr $3"
+      i=$((i + 1))
+    done
+    READROWS="$READROWS$(awk -v w="$bw" -v rd="$rd" -v e="$be" -v tw="$(median $tw)" \
+      -v tc="$(median $tc)" -v tr="$(median $tr)" -v ow="$(median $ow)" -v oc="$(median $oc)" \
+      -v hw="$(median $hw)" -v hc="$(median $hc)" -v hr="$(median $hr)" \
+      'BEGIN { printf "| %s | %s | %.2f s, %.2f s CPU | %.2f s, %.2f s CPU, %d MiB (%.0f M events/s) | %.2f s, %.2f s CPU, %d MiB | %.1fx |\n",
+        w, rd, ow, oc, tw, tc, tr, (tw > 0 ? e / tw / 1e6 : 0), hw, hc, hr, (tw > 0 ? hw / tw : 0) }')
+"
+  done
+}
 
 echo "| workload | allocation calls | tape events | heaptape report | heaptrack_print | speed-up | RSS heaptape / heaptrack_print |"
 echo "|---|---|---|---|---|---|---|"
 SEALROWS=""
 for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
-  "wl_$w" "$HT" record -o "$W/$w.tape" -- > /dev/null 2>&1
+  "wl_$w" "$HT" record --journal -o "$W/$w.tape" -- > /dev/null 2>&1
   "wl_$w" heaptrack -o "$W/$w.ht" > /dev/null 2>&1 || true
   htfile=$(ls "$W/$w.ht"* | head -n 1)
   ev=$("$HT" stats "$W/$w.tape" | sed -n 's/^  events *\([0-9]*\).*/\1/p')
@@ -62,6 +108,7 @@ for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
     set -- $(measure "$HT" flamegraph --folded -o "$W/f.folded" "$W/$w.sealed"); fs="$fs $1"
     i=$((i + 1))
   done
+  [ "${BENCH_READERS:-1}" = 0 ] || bench_readers "$w" "$W/$w.sealed" "$htfile" "$ev"
   # Speed-ups against heaptrack_print; CPU time is counted in 10 ms ticks.
   SEALROWS="$SEALROWS$(awk -v w="$w" -v c="$calls" -v e="$ev" -v jb="$(wc -c < "$W/$w.tape")" \
     -v sb="$(wc -c < "$W/$w.sealed")" -v hb="$(wc -c < "$htfile")" -v s="$(median $ss)" \
@@ -82,3 +129,9 @@ echo
 echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape (speed-up on heaptrack_print), RSS / heaptrack_print's | pprof on it | flamegraph --folded on it |"
 echo "|---|---|---|---|---|---|---|---|"
 printf "$SEALROWS"
+echo
+echo "Reading the sealed tape's events (wall, CPU, peak RSS; events/s by wall; speed-up: heaptrack_print's wall / heaptape's):"
+echo
+echo "| workload | command | one thread (HEAPTAPE_READ_THREADS=1) | two threads | heaptrack_print | speed-up |"
+echo "|---|---|---|---|---|---|"
+printf '%s' "$READROWS"
