@@ -27,7 +27,12 @@ void ht_ops_free(HtOps *o)
 /* Fill the common fields of an op and count it. */
 static void ops_emit(HtOps *o, const HtEvent *ev, HtOp *op, uint8_t type)
 {
-  memset(op, 0, sizeof(*op));
+  /* Field by field: memset's `rep stos` was a tenth of heapmap's pass. */
+  op->flags = 0;
+  op->size = op->align = op->old = 0;
+  op->stack = 0;
+  op->born = op->born_ts = op->live = 0;
+  op->handle = 0;
   op->op = type;
   op->kind = ev->kind;
   op->tid = ev->tid;

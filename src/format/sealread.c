@@ -558,9 +558,10 @@ struct SealRead {
   unsigned head, count;      /* the chunk being taken, chunks filled */
   int stop;                  /* the thread is to end */
   int fill_waits, take_waits; /* the thread, the caller waits on cv */
-  int held;                  /* ring[head] is being taken */
-  uint32_t pos;              /* its next event */
   SealChunk *ring[SR_RING];
+  /* The caller's, on a cache line of their own: the thread writes above. */
+  _Alignas(64) SealChunk *cur; /* ring[head] while it is being taken, or NULL */
+  uint32_t pos, n;           /* its next event, its events */
 };
 
 /* Copy n bytes of p into ch's bytes: their offset + 1 (0: none or no
@@ -643,8 +644,9 @@ static void seal_thread_stop(struct SealRead *s)
   }
   s->mode = 0;
   s->head = s->count = 0;
-  s->stop = s->held = s->fill_waits = s->take_waits = 0;
-  s->pos = 0;
+  s->stop = s->fill_waits = s->take_waits = 0;
+  s->cur = NULL;
+  s->pos = s->n = 0;
 }
 
 /* Start a pass at block r->next_pk: on a second thread when there are
@@ -669,29 +671,28 @@ static void seal_start(HtReader *r, struct SealRead *s)
 static int seal_take(HtReader *r, struct SealRead *s, HtEvent *ev)
 {
   for (;;) {
-    if (!s->held) {
+    if (HT_LIKELY(s->pos < s->n)) { *ev = s->cur->ev[s->pos++]; return 1; }
+    if (s->cur) {
+      if (s->cur->end) return s->cur->rc;
+      /* (Freed only now: the last event's bytes lived until this call.) */
       pthread_mutex_lock(&s->mu);
-      while (!s->count) {
-        s->take_waits = 1;
-        pthread_cond_wait(&s->cv, &s->mu);
-      }
-      s->take_waits = 0;
+      s->head = (s->head + 1) % SR_RING;
+      s->count--;
+      if (s->fill_waits && s->count <= SR_RING / 2) pthread_cond_signal(&s->cv);
       pthread_mutex_unlock(&s->mu);
-      SealChunk *ch = s->ring[s->head];
-      s->held = 1;
-      s->pos = 0;
-      seal_count_bad(r, ch->bad, ch->bad_off, ch->bad_what);
+      s->cur = NULL;
     }
-    SealChunk *ch = s->ring[s->head];
-    if (s->pos < ch->n) { *ev = ch->ev[s->pos++]; return 1; }
-    if (ch->end) return ch->rc;
-    /* (Freed only now: the last event's bytes lived until this call.) */
     pthread_mutex_lock(&s->mu);
-    s->head = (s->head + 1) % SR_RING;
-    s->count--;
-    s->held = 0;
-    if (s->fill_waits && s->count <= SR_RING / 2) pthread_cond_signal(&s->cv);
+    while (!s->count) {
+      s->take_waits = 1;
+      pthread_cond_wait(&s->cv, &s->mu);
+    }
+    s->take_waits = 0;
+    s->cur = s->ring[s->head];
     pthread_mutex_unlock(&s->mu);
+    s->pos = 0;
+    s->n = s->cur->n;
+    seal_count_bad(r, s->cur->bad, s->cur->bad_off, s->cur->bad_what);
   }
 }
 
@@ -700,7 +701,8 @@ int ht_sealread_next(HtReader *r, HtEvent *ev)
 {
   struct SealRead *s = r->sr;
   if (!s) {
-    if (!(s = r->sr = calloc(1, sizeof(*s)))) return HEAPTAPE_E_NOMEM;
+    if (!(s = r->sr = aligned_alloc(64, sizeof(*s)))) return HEAPTAPE_E_NOMEM;
+    memset(s, 0, sizeof(*s));
     s->d.r = r;
     if (!(s->d.zd = ZSTD_createDCtx())) return HEAPTAPE_E_NOMEM;
     pthread_mutex_init(&s->mu, NULL);
