@@ -146,6 +146,9 @@ typedef struct Img {
 typedef struct Map {
   uint64_t *gran;            /* sorted granule numbers */
   size_t ngran;              /* granules */
+  uint64_t pos_g;            /* map_pos's last granule (UINT64_MAX: none) */
+  size_t pos_lo;             /* and its place in gran */
+  uint64_t lay_g;            /* pass 1's last granule noted (UINT64_MAX: none) */
   uint64_t nops;             /* operations */
   HtMap site_col;            /* stack -> colour */
   HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
@@ -180,13 +183,18 @@ static int map_cmp(const void *a, const void *b)
 }
 
 /* Position of an address in the laid-out space (bytes from the start). */
-static uint64_t map_pos(const Map *m, uint64_t addr)
+static uint64_t map_pos(Map *m, uint64_t addr)
 {
   uint64_t g = addr >> GRAN_SHIFT;
   size_t lo = 0, hi = m->ngran;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (m->gran[mid] < g) lo = mid + 1; else hi = mid;
+  if (g == m->pos_g) lo = m->pos_lo;  /* blocks come near the one before */
+  else {
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (m->gran[mid] < g) lo = mid + 1; else hi = mid;
+    }
+    m->pos_g = g;
+    m->pos_lo = lo;
   }
   if (lo == m->ngran) return (uint64_t)m->ngran << GRAN_SHIFT;
   if (m->gran[lo] != g) return (uint64_t)lo << GRAN_SHIFT;
@@ -520,6 +528,7 @@ HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpt
 {
   Map *m = calloc(1, sizeof(*m));
   snprintf(err, errlen, "out of memory");
+  if (m) m->lay_g = m->pos_g = UINT64_MAX;
   if (!m) return NULL;
   m->r = r;
   m->o = o;
@@ -599,8 +608,11 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
   if (sb) *sb += op.size;
   else if (ht_map_put(&m->site_bytes, op.stack, op.size)) { m->failed = 1; return; }
   uint64_t last = (op.addr + (op.size ? op.size - 1 : 0)) >> GRAN_SHIFT;
-  for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++)
+  for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++) {
+    if (k == m->lay_g) continue;  /* most blocks lie in the granule of the one before */
     if (!ht_map_get(&m->g, k) && ht_map_put(&m->g, k, 1)) { m->failed = 1; return; }
+    m->lay_g = k;
+  }
 }
 
 /* Between the passes: lay the granules out and prepare the pictures. */
@@ -616,6 +628,7 @@ int ht_heapmap_plan(HtHeapmap *m)
   uint64_t k, v;
   while (ht_map_next(&m->g, &it, &k, &v)) m->gran[m->ngran++] = k;
   qsort(m->gran, m->ngran, sizeof(uint64_t), map_cmp);
+  m->pos_g = UINT64_MAX;
   if (!m->ngran) { snprintf(m->err, m->errlen, "no allocations on the tape"); return -1; }
   Img *im = &m->im;
   const char *png = m->png;
