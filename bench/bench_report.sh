@@ -64,19 +64,21 @@ bench_readers() {  # bench_readers WORKLOAD SEALED HTFILE EVENTS
   snap=$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 10 }')
   for rd in $READERS; do
     cmd=$(reader "$rd" "$bt" "$at" "$snap")
-    tw="" tc="" tr="" ow="" oc="" hw="" hc="" hr=""
+    r_tw="" r_tc="" r_tr="" r_ow="" r_oc="" r_hw="" r_hc="" r_hr=""
     i=0
     while [ $i -lt "$RUNS" ]; do
-      set -- $(measure3 $cmd); tw="$tw $1"; tc="$tc $2"; tr="$tr $3"
-      set -- $(measure3 env HEAPTAPE_READ_THREADS=1 $cmd); ow="$ow $1"; oc="$oc $2"
-      set -- $(measure3 heaptrack_print "$bh"); hw="$hw $1"; hc="$hc $2"; hr="$hr $3"
+      set -- $(measure3 $cmd); r_tw="$r_tw $1"; r_tc="$r_tc $2"; r_tr="$r_tr $3"
+      set -- $(measure3 env HEAPTAPE_READ_THREADS=1 $cmd); r_ow="$r_ow $1"; r_oc="$r_oc $2"
+      set -- $(measure3 heaptrack_print "$bh"); r_hw="$r_hw $1"; r_hc="$r_hc $2"; r_hr="$r_hr $3"
       i=$((i + 1))
     done
-    READROWS="$READROWS$(awk -v w="$bw" -v rd="$rd" -v e="$be" -v tw="$(median $tw)" \
-      -v tc="$(median $tc)" -v tr="$(median $tr)" -v ow="$(median $ow)" -v oc="$(median $oc)" \
-      -v hw="$(median $hw)" -v hc="$(median $hc)" -v hr="$(median $hr)" \
-      'BEGIN { printf "| %s | %s | %.2f s, %.2f s CPU | %.2f s, %.2f s CPU, %d MiB (%.0f M events/s) | %.2f s, %.2f s CPU, %d MiB | %.1fx |\n",
-        w, rd, ow, oc, tw, tc, tr, (tw > 0 ? e / tw / 1e6 : 0), hw, hc, hr, (tw > 0 ? hw / tw : 0) }')
+    READROWS="$READROWS$(awk -v w="$bw" -v rd="$rd" -v e="$be" -v r_tw="$(median $r_tw)" \
+      -v r_tc="$(median $r_tc)" -v r_tr="$(median $r_tr)" -v r_ow="$(median $r_ow)" -v r_oc="$(median $r_oc)" \
+      -v r_hw="$(median $r_hw)" -v r_hc="$(median $r_hc)" -v r_hr="$(median $r_hr)" \
+      'BEGIN { rate = (rd == "at" || r_tw <= 0) ? "-" : sprintf("%.0f M events/s", e / r_tw / 1e6)
+        printf "| %s | %s | %.2f s, %.2f s CPU | %.2f s, %.2f s CPU, %d MiB (%s) | %.2f s, %.2f s CPU, %d MiB | %.1fx | %.1fx |\n",
+          w, rd, r_ow, r_oc, r_tw, r_tc, r_tr, rate, r_hw, r_hc, r_hr, (r_tw > 0 ? r_hw / r_tw : 0),
+          (r_tc > 0 ? r_hc / r_tc : 0) }')
 "
   done
 }
@@ -130,8 +132,8 @@ echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | 
 echo "|---|---|---|---|---|---|---|---|"
 printf "$SEALROWS"
 echo
-echo "Reading the sealed tape's events (wall, CPU, peak RSS; events/s by wall; speed-up: heaptrack_print's wall / heaptape's):"
+echo "Reading the sealed tape's events (wall, CPU, peak RSS; events/s by wall, all of the tape's events; at reads a few blocks; speed-ups: heaptrack_print's wall, CPU / heaptape's with two threads):"
 echo
-echo "| workload | command | one thread (HEAPTAPE_READ_THREADS=1) | two threads | heaptrack_print | speed-up |"
-echo "|---|---|---|---|---|---|"
+echo "| workload | command | one thread (HEAPTAPE_READ_THREADS=1) | two threads | heaptrack_print | speed-up (wall) | (CPU) |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s' "$READROWS"

@@ -531,8 +531,8 @@ static int seal_step(SealDec *d, HtEvent *ev)
 ** decodes them. A chunk owns copies of its events' bytes (a THREAD's name, a
 ** MODULE's path and segments): the block they lie in may be gone when they
 ** are delivered. The thread wakes when half the ring is free, not for each
-** chunk: a futex call per chunk cost more than the chunk. HEAPTAPE_READ_THREADS=1 decodes on the caller's
-** thread. */
+** chunk: a futex call per chunk cost more than the chunk.
+** HEAPTAPE_READ_THREADS=1 decodes on the caller's thread. */
 
 #define SR_CHUNK 1024              /* events a chunk holds */
 #define SR_RING 8                  /* chunks in flight */
