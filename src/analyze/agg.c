@@ -276,6 +276,7 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   if (!*map) { d->bad = 1; m->oom = 1; return; }
   *nmap = n;
   uint32_t nstack = ht_reader_stack_count(m->r);
+  if (ht_model_reserve_sites(m, n)) { d->bad = 1; return; }  /* (rd_count bounds n) */
   uint64_t *cols = NULL;  /* version 7: the values, read column by column */
   if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ) {
     cols = malloc((n ? n : 1) * AGG_SITE_FIELDS * sizeof(uint64_t));

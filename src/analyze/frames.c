@@ -62,10 +62,19 @@ void ht_frames_fill(HtFrameInfo *out, const HtSymbol *sym, size_t n)
     out[i].file = sym[i].file;
     out[i].line = sym[i].line;
     out[i].inlined = i + 1 < n;
+    out[i].level = (unsigned)i;
   }
 }
 
 /* -- Names ---------------------------------------------------------------- */
+
+/* A key of a level for caches of its name. */
+int ht_frames_level_key(const HtFrameInfo *fi, uint64_t *key)
+{
+  if (fi->frame >> 59 || fi->level >= 16) return 0;
+  *key = fi->frame << 4 | fi->level;
+  return 1;
+}
 
 /* "file:line", "file" or "" into buf. */
 static void frames_fileline(const HtFrameInfo *fi, char *buf, size_t len)

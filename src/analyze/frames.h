@@ -18,6 +18,7 @@ typedef struct HtFrameInfo {
   const char *module;        /* module containing ip, or NULL */
   uint64_t off;              /* offset of ip in module */
   int inlined;               /* not the outermost level of its frame */
+  unsigned level;            /* its place in the frame's inline chain (0 innermost) */
   int known;                 /* the tape names it (symbol or declared loc) */
 } HtFrameInfo;
 
@@ -30,6 +31,9 @@ void ht_frames_fill(HtFrameInfo *out, const HtSymbol *sym, size_t n) HT_HIDDEN;
 /* Display name of a level: `func file:line`, `@chunk:line`, `INTERNAL`,
 ** `TRACE [N] started at chunk:line`, `0x... (module+0x...)`. Returns length. */
 size_t ht_frames_format(const HtFrameInfo *fi, char *buf, size_t len) HT_HIDDEN;
+/* A key of a level for caches of its name (equal keys, equal levels): its
+** frame and place in the frame's inline chain. Returns 0 when it has none. */
+int ht_frames_level_key(const HtFrameInfo *fi, uint64_t *key) HT_HIDDEN;
 /* Whether a level is plumbing: heaptape's own code, an allocator entry point
 ** (malloc & co., operator new/delete), C++ standard-library code (namespace
 ** std or __gnu_cxx inside libstdc++'s headers or libstdc++.so: allocators,

@@ -115,6 +115,17 @@ uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt)
   return model_site(m, &b);
 }
 
+/* Room for n more sites, made at once (agg.c knows how many come). */
+int ht_model_reserve_sites(HtModel *m, size_t n)
+{
+  if (ht_grow(&m->site, &m->csite, m->nsite + n, sizeof(HtSite)) ||
+      ht_map_reserve(&m->site_of, m->nsite + n)) {
+    m->oom = 1;
+    return -1;
+  }
+  return 0;
+}
+
 /* The record of thread tid (agg.c), or NULL on OOM. */
 HtThread *ht_model_thread(HtModel *m, uint32_t tid)
 {

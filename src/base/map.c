@@ -58,10 +58,9 @@ void ht_map_clear(HtMap *m)
   m->has_zero = 0;
 }
 
-/* Double the table (or create it). */
-static int map_grow(HtMap *m)
+/* Move the keys to a table of n slots (a power of two, larger). */
+static int map_resize(HtMap *m, size_t n)
 {
-  size_t n = m->slot ? (m->mask + 1) * 2 : 16;
   HtMapSlot *t = ht_table_alloc(n * sizeof(HtMapSlot));
   if (!t) return -1;
   for (size_t i = 0; m->slot && i <= m->mask; i++) {
@@ -75,6 +74,20 @@ static int map_grow(HtMap *m)
   m->slot = t;
   m->mask = n - 1;
   return 0;
+}
+
+/* Double the table (or create it). */
+static int map_grow(HtMap *m)
+{
+  return map_resize(m, m->slot ? (m->mask + 1) * 2 : 16);
+}
+
+/* Room for keys in all without growing one step at a time. */
+int ht_map_reserve(HtMap *m, size_t keys)
+{
+  size_t n = m->slot ? m->mask + 1 : 16;
+  while (n < keys * 2) n <<= 1;
+  return m->slot && n == m->mask + 1 ? 0 : map_resize(m, n);
 }
 
 /* Insert or overwrite. */

@@ -33,6 +33,8 @@ void ht_table_free(void *p, size_t bytes) HT_HIDDEN;
 
 int ht_map_init(HtMap *m, size_t hint) HT_HIDDEN;   /* 0 or -1 (OOM) */
 void ht_map_free(HtMap *m) HT_HIDDEN;
+/* Room for keys in all, made at once; 0 or -1 (OOM, the map unchanged). */
+int ht_map_reserve(HtMap *m, size_t keys) HT_HIDDEN;
 /* Remove every key, keeping the slots. */
 void ht_map_clear(HtMap *m) HT_HIDDEN;
 /* Insert or overwrite; 0 or -1 (OOM). */

@@ -91,6 +91,19 @@ static void flame_level_name(const HtFrameInfo *fi, char *buf, size_t len)
   else ht_frames_format(fi, buf, len);
 }
 
+/* Name id of a level, each level named once; UINT32_MAX on OOM. */
+static uint32_t flame_level(HtFlame *fl, const HtFrameInfo *fi)
+{
+  uint64_t key, *v = NULL;
+  int keyed = ht_frames_level_key(fi, &key);
+  if (keyed && (v = ht_map_get(&fl->level_of, key))) return (uint32_t)*v;
+  char name[1024];
+  flame_level_name(fi, name, sizeof(name));
+  uint32_t nm = flame_name(fl, name);
+  if (nm != UINT32_MAX && keyed && ht_map_put(&fl->level_of, key, nm)) fl->oom = 1;
+  return nm;
+}
+
 /* Levels of a stack, innermost first, as the report shows them
 ** (ht_frames_levels); returns how many are in out[max]. */
 static size_t flame_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out, size_t max)
@@ -103,7 +116,8 @@ static size_t flame_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out, s
 int ht_flame_build(HtFlame *fl, const HtModel *m)
 {
   memset(fl, 0, sizeof(*fl));
-  if (ht_strtab_init(&fl->names, 1024) || ht_map_init(&fl->child_of, 1024)) {
+  if (ht_strtab_init(&fl->names, 1024) || ht_map_init(&fl->child_of, 1024) ||
+      ht_map_init(&fl->level_of, 1024)) {
     ht_flame_free(fl);
     return -1;
   }
@@ -123,9 +137,7 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
     uint32_t at = 0;
     if (n == 0) at = flame_child(fl, 0, flame_name(fl, "(no stack)"));
     for (size_t i = n; i-- > 0 && at != UINT32_MAX;) {
-      char name[1024];
-      flame_level_name(&lv[i], name, sizeof(name));
-      uint32_t nm = flame_name(fl, name);
+      uint32_t nm = flame_level(fl, &lv[i]);
       at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
     }
     if (at == UINT32_MAX) break;
@@ -141,6 +153,7 @@ void ht_flame_free(HtFlame *fl)
   ht_strtab_free(&fl->names);
   free(fl->node); free(fl->site_node);
   ht_map_free(&fl->child_of);
+  ht_map_free(&fl->level_of);
   memset(fl, 0, sizeof(*fl));
 }
 

@@ -30,6 +30,7 @@ typedef struct HtFlame {
   uint32_t nnode;            /* used */
   size_t cnode;              /* allocated */
   HtMap child_of;            /* (parent, name) -> node */
+  HtMap level_of;            /* level (ht_frames_level_key) -> name */
   uint32_t *site_node;       /* per site: node of its innermost frame */
   uint32_t nsite;            /* sites */
   uint32_t maxdepth;         /* deepest node */

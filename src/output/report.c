@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "report.h"
-#include "../base/strtab.h"
+#include "callers.h"
 #include "../analyze/frames.h"
 #include "../base/escape.h"
 
@@ -323,7 +323,7 @@ static void text_levels(FILE *f, const HtModel *m, uint32_t stack, size_t from,
 /* Stacks of a merged row that print the same (they differ past the
 ** levels shown, or only in return addresses on the same lines). */
 typedef struct Group {
-  char *text;                /* the caller lines, as printed (owned) */
+  int64_t id;                /* the caller lines (HtCallers), -1 if unknown */
   uint64_t key;              /* sum of the list's key over its stacks */
   uint32_t n;                /* stacks */
 } Group;
@@ -336,65 +336,36 @@ static int report_group_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The caller lines of a stack under its location, as text (caller frees). */
-static char *report_callers(const HtModel *m, uint32_t stack, unsigned depth)
-{
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  HtFrameInfo lv[64];  /* the levels once, for both the caller and those above */
-  size_t max = depth < HT_COUNTOF(lv) ? depth : HT_COUNTOF(lv);
-  size_t total = report_levels(m, stack, lv, max < 2 ? 2 : max);
-  if (total < 2) {
-    fprintf(f, "(no caller)\n");
-  } else {
-    char name[1024];
-    ht_frames_format(&lv[1], name, sizeof(name));
-    fprintf(f, "%s%s\n", name, lv[1].inlined ? " (inlined)" : "");
-    if (depth > 2) text_levels_of(f, lv, total, max, 2, "                ");
-  }
-  if (fclose(f)) { free(buf); return NULL; }
-  return buf;
-}
-
 /* A row's stacks: its one stack as it is; the stacks merged into a row
 ** under its location, with their callers and share of the list's key
 ** (stacks that print the same grouped), the first `paths` groups of them,
 ** largest first (0 = all). */
-static void text_row(FILE *f, const Rows *w, uint32_t row, SiteKey k,
+static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t row, SiteKey k,
                      const HtReportOpts *o)
 {
   const HtModel *m = w->m;
   uint32_t *v, n = report_row_sites(w, row, k, &v);
   Group *g = n > 1 ? calloc(n, sizeof(Group)) : NULL;
-  if (!g) {
+  HtMap group_of;            /* caller text id -> group + 1 */
+  if (!g || ht_map_init(&group_of, n)) {
+    free(g);
     text_levels(f, m, n ? m->site[v[0]].stack : m->site[row].stack, 0, o->depth, "        ");
     free(v);
     return;
   }
   uint32_t ng = 0;
-  HtStrtab seen;             /* texts -> group: a row may merge 10^5 stacks */
-  memset(&seen, 0, sizeof(seen));
-  uint32_t *group_of = malloc(n * sizeof(uint32_t));  /* text id -> group */
-  int hashed = group_of && !ht_strtab_init(&seen, n);
   for (uint32_t i = 0; i < n; i++) {
-    char *t = report_callers(m, m->site[v[i]].stack, o->depth);
-    uint64_t key = report_key(&m->site[v[i]].f, k);
-    uint32_t j = ng;
-    if (t && hashed) {
-      int added;
-      int64_t id = ht_strtab_intern(&seen, t, &added);
-      if (id < 0) hashed = 0;  /* out of memory: no more grouping */
-      else if (!added) j = group_of[id];
-      else group_of[id] = ng;
+    int64_t id = ht_callers_id(c, v[i]);
+    uint64_t *seen = id >= 0 ? ht_map_get(&group_of, (uint64_t)id) : NULL;
+    uint32_t j = seen ? (uint32_t)*seen - 1 : ng;
+    if (j == ng) {           /* (out of memory: groups of their own) */
+      g[ng++].id = id;
+      if (id >= 0) (void)ht_map_put(&group_of, (uint64_t)id, ng);
     }
-    if (j == ng) { g[ng++].text = t; } else free(t);
-    g[j].key += key;
+    g[j].key += report_key(&m->site[v[i]].f, k);
     g[j].n++;
   }
-  ht_strtab_free(&seen);
-  free(group_of);
+  ht_map_free(&group_of);
   qsort(g, ng, sizeof(Group), report_group_cmp);
   uint64_t whole = report_key(rows_fig(w, row), k), rest = 0;
   uint32_t shown = o->paths && o->paths < ng ? o->paths : ng;
@@ -404,11 +375,12 @@ static void text_row(FILE *f, const Rows *w, uint32_t row, SiteKey k,
     if (i >= shown) { rest += g[i].key; continue; }
     fprintf(f, "        %5.1f%%  ", report_pct(g[i].key, whole));
     if (g[i].n > 1) fprintf(f, "(%" PRIu32 " stacks) ", g[i].n);
-    fputs(g[i].text ? g[i].text : "?\n", f);
+    char *text = g[i].id >= 0 ? ht_callers_text(c, g[i].id) : NULL;
+    fputs(text ? text : "?\n", f);
+    free(text);
   }
   if (shown < ng)
     fprintf(f, "        ... %" PRIu32 " more (%.1f%%)\n", ng - shown, report_pct(rest, whole));
-  for (uint32_t i = 0; i < ng; i++) free(g[i].text);
   free(g);
   free(v);
 }
@@ -453,7 +425,13 @@ static void text_title(FILE *f, const HtModel *m, SiteKey k, uint32_t n,
 void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
 {
   Rows w;
+  HtCallers c;               /* each stack's caller lines, once for all lists */
   if (rows_init(&w, m, o->by_stack)) { fprintf(f, "out of memory\n"); return; }
+  if (ht_callers_init(&c, m, o->depth)) {
+    rows_free(&w);
+    fprintf(f, "out of memory\n");
+    return;
+  }
   if (o->sections & HT_RS_SUMMARY) text_summary(f, m, o, &w);
   for (size_t l = 0; l < HT_COUNTOF(report_lists); l++) {
     SiteKey k = report_lists[l].key;
@@ -463,10 +441,11 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
     text_title(f, m, k, n, o->top, o);
     for (uint32_t i = 0; i < n && i < o->top; i++) {
       text_site_line(f, m, rows_fig(&w, v[i]), k, i + 1);
-      text_row(f, &w, v[i], k, o);
+      text_row(f, &w, &c, v[i], k, o);
     }
     free(v);
   }
+  ht_callers_free(&c);
   rows_free(&w);
 }
 

@@ -1,0 +1,116 @@
+/* heaptape -- the caller lines of a merged row's stacks, each stack's
+** computed once a report. A row of cc1plus merges 10^4 stacks and appears
+** in several lists; printing each stack's lines to compare them took most
+** of the report. Here each level's line is printed once (keyed by its
+** frame and its place in the frame's inline chain) and a stack's lines are
+** compared as a string of line ids. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callers.h"
+#include "../analyze/frames.h"
+
+#define CALLERS_INDENT "                "
+
+int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth)
+{
+  memset(c, 0, sizeof(*c));
+  c->m = m;
+  c->depth = depth;
+  c->text_of = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t));
+  if (!c->text_of || ht_map_init(&c->line_of, 1024) || ht_strtab_init(&c->lines, 1024) ||
+      ht_strtab_init(&c->keys, 1024)) {
+    ht_callers_free(c);
+    return -1;
+  }
+  return 0;
+}
+
+void ht_callers_free(HtCallers *c)
+{
+  free(c->text_of);
+  ht_map_free(&c->line_of);
+  ht_strtab_free(&c->lines);
+  ht_strtab_free(&c->keys);
+  memset(c, 0, sizeof(*c));
+}
+
+/* The id of a level's line; -1 when out of memory. */
+static int64_t callers_line(HtCallers *c, const HtFrameInfo *fi)
+{
+  uint64_t key, *v = NULL;
+  int keyed = ht_frames_level_key(fi, &key);
+  if (keyed) v = ht_map_get(&c->line_of, key);
+  if (v) return (int64_t)*v - 1;
+  char name[1024], line[1040];
+  ht_frames_format(fi, name, sizeof(name));
+  snprintf(line, sizeof(line), "%s%s", name, fi->inlined ? " (inlined)" : "");
+  int64_t id = ht_strtab_intern(&c->lines, line, NULL);
+  if (id >= 0 && keyed && ht_map_put(&c->line_of, key, (uint64_t)id + 1)) return -1;
+  return id;
+}
+
+/* Appends "id," to the key in buf; 0 or -1 when it does not fit. */
+static int callers_put(char *buf, size_t len, size_t *at, const char *fmt, uint64_t v)
+{
+  int n = snprintf(buf + *at, len - *at, fmt, v);
+  if (n < 0 || (size_t)n >= len - *at) return -1;
+  *at += (size_t)n;
+  return 0;
+}
+
+/* A stack's key: the ids of the lines report_callers printed, then the
+** count of levels left out ("... N more frames"); "-" with no caller. */
+int64_t ht_callers_id(HtCallers *c, uint32_t site)
+{
+  if (c->text_of[site]) return (int64_t)c->text_of[site] - 1;
+  const HtModel *m = c->m;
+  HtFrameInfo lv[64];
+  size_t max = c->depth < HT_COUNTOF(lv) ? c->depth : HT_COUNTOF(lv);
+  size_t total = ht_frames_levels(m->r, m->site[site].stack, m->o.wrappers,
+                                  m->o.nwrappers, lv, max < 2 ? 2 : max);
+  char key[64 * 20 + 32];
+  size_t at = 0;
+  if (total < 2) {
+    key[at++] = '-';
+    key[at] = 0;
+  } else {
+    size_t shown = c->depth > 2 ? (total < max ? total : max) : 2;
+    for (size_t i = 1; i < shown; i++) {
+      int64_t id = callers_line(c, &lv[i]);
+      if (id < 0 || callers_put(key, sizeof(key), &at, "%" PRIx64 ",", (uint64_t)id))
+        return -1;
+    }
+    if (c->depth > 2 && total > shown &&
+        callers_put(key, sizeof(key), &at, "+%" PRIu64, (uint64_t)(total - shown)))
+      return -1;
+  }
+  int64_t id = ht_strtab_intern(&c->keys, key, NULL);
+  if (id >= 0) c->text_of[site] = (uint32_t)id + 1;
+  return id;
+}
+
+/* The lines a key names, as report_callers printed them. */
+char *ht_callers_text(const HtCallers *c, int64_t id)
+{
+  const char *k = c->keys.str[id];
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  if (k[0] == '-') { fputs("(no caller)\n", f); k++; }
+  for (int first = 1; *k && *k != '+'; first = 0) {
+    char *end;
+    unsigned long long line = strtoull(k, &end, 16);
+    fprintf(f, "%s%s\n", first ? "" : CALLERS_INDENT, c->lines.str[line]);
+    k = *end == ',' ? end + 1 : end;
+  }
+  if (*k == '+') {
+    unsigned long long more = strtoull(k + 1, NULL, 10);
+    fprintf(f, CALLERS_INDENT "... %llu more frame%s\n", more, more == 1 ? "" : "s");
+  }
+  if (fclose(f)) { free(buf); return NULL; }
+  return buf;
+}
