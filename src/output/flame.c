@@ -112,6 +112,70 @@ static size_t flame_levels(const HtModel *m, uint32_t stack, HtFrameInfo *out, s
   return n < max ? n : max;
 }
 
+/* Frames ht_reader_stack_frames gives of a stack (a deeper stack is cut
+** there, so its levels are taken the long way). */
+#define FLAME_FRAMES 256
+
+/* The node of every level of stack node `node` and its callers (no level
+** above a site's first kept one is plumbing), memo[node] = node + 1: each
+** stack node's frame is named once, not once per site under it. */
+static uint32_t flame_path(HtFlame *fl, const HtModel *m, uint32_t *memo, uint32_t node)
+{
+  uint32_t chain[FLAME_FRAMES];
+  size_t k = 0;
+  for (; node && !memo[node] && k < FLAME_FRAMES; node = ht_reader_stack_parent(m->r, node))
+    chain[k++] = node;
+  uint32_t at = node ? memo[node] - 1 : 0;
+  while (k-- > 0 && at != UINT32_MAX) {
+    HtFrameInfo fi[16];
+    size_t n = ht_frames_info(m->r, ht_reader_stack_frame(m->r, chain[k]), fi, 16);
+    for (size_t j = n; j-- > 0 && at != UINT32_MAX;) {
+      uint32_t nm = flame_level(fl, &fi[j]);
+      at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
+    }
+    if (at != UINT32_MAX) memo[chain[k]] = at + 1;
+  }
+  return at;
+}
+
+/* The node of a site's stack through the memo: the plumbing levels at its
+** inner end dropped as ht_frames_levels drops them; 0 when it must be
+** taken the long way (no level kept, or too deep). */
+static uint32_t flame_site_fast(HtFlame *fl, const HtModel *m, uint32_t *memo, uint32_t stack)
+{
+  size_t depth = 0;
+  for (uint32_t s = stack; s && depth <= FLAME_FRAMES; s = ht_reader_stack_parent(m->r, s))
+    depth++;
+  if (!memo || depth > FLAME_FRAMES) return 0;
+  for (uint32_t node = stack; node; node = ht_reader_stack_parent(m->r, node)) {
+    HtFrameInfo fi[16];
+    size_t n = ht_frames_info(m->r, ht_reader_stack_frame(m->r, node), fi, 16), j = 0;
+    while (j < n && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers)) j++;
+    if (j == n) continue;
+    uint32_t at = flame_path(fl, m, memo, ht_reader_stack_parent(m->r, node));
+    for (size_t i = n; i-- > j && at != UINT32_MAX;) {
+      uint32_t nm = flame_level(fl, &fi[i]);
+      at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
+    }
+    return at;
+  }
+  return 0;
+}
+
+/* The node of a site's stack, every level looked up. */
+static uint32_t flame_site_slow(HtFlame *fl, const HtModel *m, uint32_t stack)
+{
+  static HtFrameInfo lv[FLAME_FRAMES * 16];
+  size_t n = flame_levels(m, stack, lv, HT_COUNTOF(lv));
+  uint32_t at = 0;
+  if (n == 0) at = flame_child(fl, 0, flame_name(fl, "(no stack)"));
+  for (size_t i = n; i-- > 0 && at != UINT32_MAX;) {
+    uint32_t nm = flame_level(fl, &lv[i]);
+    at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
+  }
+  return at;
+}
+
 /* The frame tree of every site. */
 int ht_flame_build(HtFlame *fl, const HtModel *m)
 {
@@ -131,18 +195,15 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
   memset(&fl->node[0], 0, sizeof(HtFlameNode));
   fl->nnode = 1;
   fl->nsite = m->nsite;
-  static HtFrameInfo lv[4096];
+  /* stack node -> flame node + 1 (NULL when out of memory: the long way) */
+  uint32_t *memo = calloc((size_t)ht_reader_stack_count(m->r) + 1, sizeof(uint32_t));
   for (uint32_t s = 0; s < m->nsite && !fl->oom; s++) {
-    size_t n = flame_levels(m, m->site[s].stack, lv, HT_COUNTOF(lv));
-    uint32_t at = 0;
-    if (n == 0) at = flame_child(fl, 0, flame_name(fl, "(no stack)"));
-    for (size_t i = n; i-- > 0 && at != UINT32_MAX;) {
-      uint32_t nm = flame_level(fl, &lv[i]);
-      at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
-    }
+    uint32_t at = flame_site_fast(fl, m, memo, m->site[s].stack);
+    if (at == 0) at = flame_site_slow(fl, m, m->site[s].stack);
     if (at == UINT32_MAX) break;
     fl->site_node[s] = at;
   }
+  free(memo);
   if (fl->oom) { ht_flame_free(fl); return -1; }
   return 0;
 }
