@@ -212,17 +212,40 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
 
 /* -- Sites merged by location --------------------------------------------- */
 
+/* Levels of stack node `node` and all its callers (the reader's 256
+** frames at most), below[node] = count + 1 once known. */
+static size_t frames_below(const HtReader *r, uint32_t node, uint32_t *below)
+{
+  uint32_t chain[256];
+  size_t k = 0;
+  for (; node && !below[node] && k < HT_COUNTOF(chain); node = ht_reader_stack_parent(r, node))
+    chain[k++] = node;
+  size_t total = node ? below[node] - 1 : 0;
+  while (k-- > 0) {
+    HtFrameInfo fi[16];
+    total += frames_info(r, ht_reader_stack_frame(r, chain[k]), fi, HT_COUNTOF(fi), NULL, NULL);
+    below[chain[k]] = (uint32_t)total + 1;
+  }
+  return total;
+}
+
 /* Levels of a stack as every list shows them: inner plumbing dropped. With
-** all == 0 the walk stops once out[max] is full (the count is then max). */
+** all == 0 the walk stops once out[max] is full (the count is then max).
+** With below (a memo, ht_frames_levels_counted) the levels past out[max]
+** are counted from it instead of looked up. */
 static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
                             size_t nwrappers, HtFrameInfo *out, size_t max, int all,
-                            HtFramesSymFn sym, void *arg)
+                            HtFramesSymFn sym, void *arg, uint32_t *below)
 {
   uint64_t frames[256];
   size_t n = ht_reader_stack_frames(r, stack, frames, HT_COUNTOF(frames));
   size_t got = 0, total = 0;
   int inner = 1;
-  for (size_t i = 0; i < n; i++) {
+  uint32_t node = stack;
+  if (n == HT_COUNTOF(frames)) below = NULL;  /* maybe cut: count the long way */
+  for (size_t i = 0; i < n; i++, node = ht_reader_stack_parent(r, node)) {
+    if (below && !inner && got == max)
+      return total + frames_below(r, node, below);
     HtFrameInfo fi[16];
     size_t k = frames_info(r, frames[i], fi, HT_COUNTOF(fi), sym, arg);
     for (size_t j = 0; j < k; j++) {
@@ -245,7 +268,15 @@ static size_t frames_levels(const HtReader *r, uint32_t stack, const char *const
 size_t ht_frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
                         size_t nwrappers, HtFrameInfo *out, size_t max)
 {
-  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, NULL, NULL);
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, NULL, NULL, NULL);
+}
+
+/* Levels of a stack, the levels past max counted through a memo. */
+size_t ht_frames_levels_counted(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                                size_t nwrappers, HtFrameInfo *out, size_t max,
+                                uint32_t *below)
+{
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, NULL, NULL, below);
 }
 
 /* Levels of a stack, with fallback symbols. */
@@ -253,7 +284,7 @@ size_t ht_frames_levels_sym(const HtReader *r, uint32_t stack, const char *const
                             size_t nwrappers, HtFramesSymFn sym, void *arg,
                             HtFrameInfo *out, size_t max)
 {
-  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, sym, arg);
+  return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, sym, arg, NULL);
 }
 
 /* The merge key of a stack: the display name of its first level. */
@@ -272,7 +303,7 @@ size_t ht_frames_site_name_sym(const HtReader *r, uint32_t stack,
                                uint64_t *frame)
 {
   HtFrameInfo first;
-  if (!frames_levels(r, stack, wrappers, nwrappers, &first, 1, 0, sym, arg)) {
+  if (!frames_levels(r, stack, wrappers, nwrappers, &first, 1, 0, sym, arg, NULL)) {
     if (frame) *frame = 0;
     int w = snprintf(buf, len, "(no stack)");
     return w < 0 ? 0 : (size_t)w >= len ? (len ? len - 1 : 0) : (size_t)w;

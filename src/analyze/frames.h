@@ -46,6 +46,12 @@ int ht_frames_plumbing(const HtFrameInfo *fi, const char *const *wrappers,
 ** levels the stack has (more than max when cut). */
 size_t ht_frames_levels(const HtReader *r, uint32_t stack, const char *const *wrappers,
                         size_t nwrappers, HtFrameInfo *out, size_t max) HT_HIDDEN;
+/* The same, for callers naming many stacks: below (zeroed, one entry per
+** stack node, ht_reader_stack_count + 1) memoises the levels of a node and
+** its callers, so the levels past out[max] are counted once a node. */
+size_t ht_frames_levels_counted(const HtReader *r, uint32_t stack, const char *const *wrappers,
+                                size_t nwrappers, HtFrameInfo *out, size_t max,
+                                uint32_t *below) HT_HIDDEN;
 /* The site key of a stack, by which every list merges its rows: the display
 ** name (ht_frames_format) of its first level (ht_frames_levels) --
 ** function and file:line of the first frame that is not plumbing; the

@@ -20,7 +20,8 @@ int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth)
   c->m = m;
   c->depth = depth;
   c->text_of = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t));
-  if (!c->text_of || ht_map_init(&c->line_of, 1024) || ht_strtab_init(&c->lines, 1024) ||
+  c->below = calloc((size_t)ht_reader_stack_count(m->r) + 1, sizeof(uint32_t));
+  if (!c->text_of || !c->below || ht_map_init(&c->line_of, 1024) || ht_strtab_init(&c->lines, 1024) ||
       ht_strtab_init(&c->keys, 1024)) {
     ht_callers_free(c);
     return -1;
@@ -31,6 +32,7 @@ int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth)
 void ht_callers_free(HtCallers *c)
 {
   free(c->text_of);
+  free(c->below);
   ht_map_free(&c->line_of);
   ht_strtab_free(&c->lines);
   ht_strtab_free(&c->keys);
@@ -69,8 +71,8 @@ int64_t ht_callers_id(HtCallers *c, uint32_t site)
   const HtModel *m = c->m;
   HtFrameInfo lv[64];
   size_t max = c->depth < HT_COUNTOF(lv) ? c->depth : HT_COUNTOF(lv);
-  size_t total = ht_frames_levels(m->r, m->site[site].stack, m->o.wrappers,
-                                  m->o.nwrappers, lv, max < 2 ? 2 : max);
+  size_t total = ht_frames_levels_counted(m->r, m->site[site].stack, m->o.wrappers,
+                                          m->o.nwrappers, lv, max < 2 ? 2 : max, c->below);
   char key[64 * 20 + 32];
   size_t at = 0;
   if (total < 2) {

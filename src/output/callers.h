@@ -12,6 +12,7 @@ typedef struct HtCallers {
   HtStrtab lines;            /* one level as printed, " (inlined)" included */
   HtStrtab keys;             /* a stack's lines as line ids: the text's id */
   uint32_t *text_of;         /* site -> text id + 1 (0 = not yet named) */
+  uint32_t *below;           /* stack node -> its and its callers' levels + 1 */
 } HtCallers;
 
 /* Ready for the model's sites; 0 or -1 (out of memory). */
