@@ -100,7 +100,8 @@
 **   STACK zigzag ALLOC: global stack id - prev (prev = 0)
 **   ADDR  ALLOC with HT_SC_CLASS (version 7): k, its address is the k-th
 **         latest freed address of its size class the block knows (k <
-**         HT_SEAL_CRING); with HT_SC_REUSE: k, its address is the k-th latest freed
+**         HT_SEAL_CRING; version 9: all it knows, sealclass.h; 7 and 8:
+**         the class's latest 64 pushed); with HT_SC_REUSE: k, its address is the k-th latest freed
 **         address the block knows (k < HT_SEAL_REUSE); other ALLOCs,
 **         unresolved FREEs, MODULE, UNLOAD: zigzag(addr - prev), prev the
 **         last address of this column, + ht_seal_chunk(size) if an ALLOC's
@@ -132,7 +133,9 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 8  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 9  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_CLASSES 9 /* from it: all of a block's freed addresses
+                                    ** of a class count (sealclass.h) */
 #define HT_VERSION_SEALED_BIRTH 8 /* from it: frees carry births (BTIME, BOP, BADDR) */
 #define HT_VERSION_SEALED_COLZ 7 /* from it: each column compressed on its own */
 #define HT_VERSION_SEALED_BLK 5 /* from it: frees carry their block (BSTACK...) */
@@ -142,7 +145,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 8     /* the newest version a reader knows */
+#define HT_VERSION_MAX 9     /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -306,7 +309,8 @@ HT_INLINE uint64_t ht_seal_ring_take(uint64_t *ring, uint32_t *n, uint32_t mask,
   return a;
 }
 #define HT_SEAL_CLASSES 4096   /* size classes (version 7): ht_seal_class */
-#define HT_SEAL_CRING 64       /* freed addresses a block remembers per class */
+#define HT_SEAL_CRING 64       /* an ALLOC names one of its class's latest these
+                                  ** (versions 7 and 8: all a block remembered) */
 /* The size class of a block: its chunk size in 16-byte steps, one class for
 ** the largest. glibc hands the latest freed chunk of a size out first. */
 HT_INLINE unsigned ht_seal_class(uint64_t size)

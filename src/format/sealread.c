@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include "readint.h"
+#include "sealclass.h"
 #include "../base/grow.h"
 #include "../../include/heaptape.h"
 
@@ -33,7 +34,8 @@ typedef struct SealCur {
   /* From here on nothing is read before it is written: a block reusing the
   ** decoder clears only what comes before. */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows */
-  uint64_t cring[HT_SEAL_CLASSES][HT_SEAL_CRING]; /* and per size class */
+  uint64_t cring[HT_SEAL_CLASSES][HT_SEAL_CRING]; /* and per size class (7, 8) */
+  HtSealClasses cls;         /* version 9: per size class, all of them */
   struct {                   /* the block's ALLOCs, by index - a0 */
     uint64_t addr, size, weight;
     uint32_t stack, tid;
@@ -255,6 +257,7 @@ static int seal_open(SealDec *d)
     else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
     d->spare = NULL;
     d->sc = c;
+    ht_seal_classes_reset(&c->cls);
     c->off = pk->off;
     const uint8_t *b = ht_reader_body(d->zd, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                       pk->rawlen, pk->flags, &c->own);
@@ -397,8 +400,12 @@ static int seal_event(SealDec *d, HtEvent *ev)
     SC_ULEB(HT_SC_ADDR, v);
     if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
       unsigned k = ht_seal_class(size);
-      if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
-      addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
+      if (r->hdr.version >= HT_VERSION_SEALED_CLASSES) {
+        if (ht_seal_classes_take(&c->cls, k, v, &addr)) goto bad;
+      } else {
+        if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
+        addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
+      }
     } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
       if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
       addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
@@ -452,7 +459,9 @@ static int seal_event(SealDec *d, HtEvent *ev)
         unsigned k = ht_seal_class(ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].size
                                                           : ev->bsize);
         c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
-        c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
+        if (r->hdr.version < HT_VERSION_SEALED_CLASSES)
+          c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
+        else if (ht_seal_classes_push(&c->cls, k, a)) goto bad;
       }
     } else {
       SC_ULEB(HT_SC_ADDR, v);

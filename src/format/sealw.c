@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include "phead.h"
+#include "sealclass.h"
 #include "sealw.h"
 #include "../base/grow.h"
 #include "../base/varint.h"
@@ -41,9 +42,7 @@ struct HtSealW {
   ZSTD_CCtx *zc;             /* compressor */
   uint64_t *aaddr;           /* addresses of the block's ALLOCs, by index - a0 */
   uint64_t *asize;           /* and their sizes */
-  uint64_t (*cring)[HT_SEAL_CRING]; /* freed addresses the block knows, per class */
-  uint32_t *cn, *cgen;       /* of which written; the block they are of */
-  uint32_t gen;              /* the block being filled */
+  HtSealClasses *cls;        /* freed addresses the block knows, per class */
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
@@ -156,20 +155,7 @@ static void sealw_freed(HtSealW *w, uint64_t addr, const uint64_t *size)
 {
   w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = addr;
   if (!size) return;
-  unsigned k = ht_seal_class(*size);
-  if (w->cgen[k] != w->gen) { w->cgen[k] = w->gen; w->cn[k] = 0; }
-  w->cring[k][w->cn[k]++ & (HT_SEAL_CRING - 1)] = addr;
-}
-
-/* The rank of addr among the latest freed addresses of class k (limit if
-** not there). */
-static uint64_t sealw_class_rank(const HtSealW *w, unsigned k, uint64_t addr)
-{
-  uint64_t r = 0;
-  if (w->cgen[k] != w->gen) return HT_SEAL_CRING;
-  while (r < HT_SEAL_CRING && r < w->cn[k] &&
-         w->cring[k][(w->cn[k] - 1 - r) & (HT_SEAL_CRING - 1)] != addr) r++;
-  return r < w->cn[k] ? r : HT_SEAL_CRING;
+  if (ht_seal_classes_push(w->cls, ht_seal_class(*size), addr)) w->err = HEAPTAPE_E_CORRUPT;
 }
 
 /* The block an event names, in the B columns, unless it was allocated in
@@ -227,7 +213,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->prev_bts = w->prev_bfr = w->prev_baddr = w->prev_bidx = 0;
     w->f0 = w->nfrees;
     w->nf = w->last_freed = 0;
-    w->gen++;
+    ht_seal_classes_reset(w->cls);
   }
   Col *c = w->col;
   uint8_t type = ev->type;
@@ -250,11 +236,11 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     {  /* allocators hand freed addresses out again: name a recent one, of
        ** its size class first */
       unsigned cl = ht_seal_class(ev->size);
-      uint64_t k = sealw_class_rank(w, cl, ev->addr);
+      uint64_t k = ht_seal_classes_rank(w->cls, cl, ev->addr), taken;
       if (k < HT_SEAL_CRING && !w->err) {
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_CLASS;
         col_uleb(w, &c[HT_SC_ADDR], k);
-        ht_seal_ring_take(w->cring[cl], &w->cn[cl], HT_SEAL_CRING - 1, k);
+        ht_seal_classes_take(w->cls, cl, k, &taken);
         goto named;
       }
       k = 0;
@@ -355,7 +341,7 @@ static void sealw_free(HtSealW *w)
   for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
   free(w->body.p); free(w->z.p); free(w->index.p); free(w->mods.p);
   ZSTD_freeCCtx(w->zc);
-  free(w->aaddr); free(w->asize); free(w->cring); free(w->cn); free(w->cgen);
+  free(w->aaddr); free(w->asize); free(w->cls);
   free(w);
 }
 
@@ -385,10 +371,8 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   if (!w) return NULL;
   w->aaddr = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
   w->asize = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
-  w->cring = malloc(HT_SEAL_CLASSES * sizeof(*w->cring));
-  w->cn = calloc(HT_SEAL_CLASSES, sizeof(uint32_t));
-  w->cgen = calloc(HT_SEAL_CLASSES, sizeof(uint32_t));
-  if (!w->aaddr || !w->asize || !w->cring || !w->cn || !w->cgen ||
+  w->cls = calloc(1, sizeof(*w->cls));
+  if (!w->aaddr || !w->asize || !w->cls ||
       !(w->zc = ZSTD_createCCtx())) {
     sealw_free(w);
     return NULL;
