@@ -90,7 +90,9 @@ int cmd_html(int argc, char **argv)
   ht_cli_warn_damage(path, r);
   if (ok && m.snap_cut)
     ht_cli_error("warning: %s: times near 2^64 ns (damaged): the page has no buckets", path);
-  else if (ok && end0 && m.duration / 4 > end0)
+  /* (only against a trailer's end: without one the scan's end is the last
+  ** packet's start, and a packet may run on long past it) */
+  else if (ok && end0 && st->has_trailer && m.duration / 4 > end0)
     ht_cli_error("warning: %s: events far past the tape's end (damaged times?): the page's "
                  "%u buckets span them", path, snaps.n);
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
