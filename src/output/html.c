@@ -5,15 +5,23 @@
 #include <string.h>
 
 #include "html.h"
+#include "../base/dec.h"
 #include "../base/escape.h"
 #include "../base/grow.h"
 
 /* A JSON array of n unsigned numbers. */
 static void html_u64s(FILE *f, const uint64_t *v, size_t n)
 {
-  fputc('[', f);
-  for (size_t i = 0; i < n; i++) fprintf(f, "%s%" PRIu64, i ? "," : "", v[i]);
-  fputc(']', f);
+  char buf[4096];
+  size_t at = 0;
+  buf[at++] = '[';
+  for (size_t i = 0; i < n; i++) {
+    if (at > sizeof(buf) - HT_DEC_MAX - 2) { fwrite(buf, 1, at, f); at = 0; }
+    if (i) buf[at++] = ',';
+    at = (size_t)(ht_dec_u64(buf + at, v[i]) - buf);
+  }
+  buf[at++] = ']';
+  fwrite(buf, 1, at, f);
 }
 
 #define HTML_TOP 10     /* locations drawn apart in the stacked charts */
