@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "../base/dec.h"
 
 /* -- Stream ---------------------------------------------------------------- */
 
@@ -116,46 +117,26 @@ int ht_ops_live_next(const HtResolve *rs, size_t *it, HtOpBlock *b)
 
 /* -- Text form ------------------------------------------------------------ */
 
-/* v in decimal at p: the end of its digits. Two digits a step. */
-static char *ops_dec(char *p, uint64_t v)
-{
-  static const char pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-  unsigned n = 1;
-  for (uint64_t t = v; t >= 10 && n < 20; t /= 10) n++;
-  char *q = p + n;
-  while (v >= 100) {
-    q -= 2;
-    memcpy(q, pairs + 2 * (v % 100), 2);
-    v /= 100;
-  }
-  if (v >= 10) memcpy(q - 2, pairs + 2 * v, 2);
-  else q[-1] = (char)('0' + v);
-  return p + n;
-}
-
 /* One op as a line of the text log. Formatted by hand: fprintf's parsing
 ** of its format was most of `heaptape ops`'s time. */
 void ht_ops_print(FILE *f, const HtOp *op)
 {
   char line[128], *p = line;
-  p = ops_dec(p, op->seq);
+  p = ht_dec_u64(p, op->seq);
   *p++ = ' ';
-  p = ops_dec(p, op->tid);
+  p = ht_dec_u64(p, op->tid);
   *p++ = ' ';
   *p++ = op->op == HT_OP_FREE ? 'F' : 'N';
   *p++ = ' ';
-  p = ops_dec(p, op->handle);
+  p = ht_dec_u64(p, op->handle);
   if (op->op == HT_OP_FREE) {
     if (op->flags & HT_OPF_REALLOC) { *p++ = ' '; *p++ = 'R'; }
   } else {
     *p++ = ' ';
-    p = ops_dec(p, op->size);
+    p = ht_dec_u64(p, op->size);
     if (op->flags & HT_OPF_CALLOC) { *p++ = ' '; *p++ = 'C'; }
-    else if (op->flags & HT_OPF_ALIGN) { *p++ = ' '; *p++ = 'A'; p = ops_dec(p, op->align); }
-    else if (op->flags & HT_OPF_REALLOC) { *p++ = ' '; *p++ = 'R'; p = ops_dec(p, op->old); }
+    else if (op->flags & HT_OPF_ALIGN) { *p++ = ' '; *p++ = 'A'; p = ht_dec_u64(p, op->align); }
+    else if (op->flags & HT_OPF_REALLOC) { *p++ = ' '; *p++ = 'R'; p = ht_dec_u64(p, op->old); }
   }
   *p++ = '\n';
   fwrite_unlocked(line, 1, (size_t)(p - line), f);
