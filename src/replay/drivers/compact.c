@@ -98,18 +98,26 @@ static unsigned size_class(uint64_t n)
   return 63u - (unsigned)__builtin_clzll(n);
 }
 
+/* Room for one more element of sz bytes in *arr (n used of *cap; first
+** the first capacity): 0, or -1 when out of memory (nothing changed). The
+** driver is a standalone library: no heaptape code links in. */
+static int grow_one(void *arr, uint32_t n, uint32_t *cap, size_t sz, uint32_t first)
+{
+  if (n < *cap) return 0;
+  uint32_t c = *cap ? *cap * 2 : first;
+  void *p = realloc(*(void **)arr, (size_t)c * sz);
+  if (!p) return -1;
+  *(void **)arr = p;
+  *cap = c;
+  return 0;
+}
+
 /* Put gap i on the list of its size class (a failed allocation only loses
 ** the gap for reuse: it stays a stuck hole). */
 static void gap_list(Heap *H, uint32_t i)
 {
   GapList *l = &H->cls[size_class(H->gap[i].size)];
-  if (l->n == l->cap) {
-    uint32_t cap = l->cap ? l->cap * 2 : 64;
-    uint32_t *ix = realloc(l->ix, (size_t)cap * sizeof(*ix));
-    if (!ix) return;
-    l->ix = ix;
-    l->cap = cap;
-  }
+  if (grow_one(&l->ix, l->n, &l->cap, sizeof(*l->ix), 64)) return;
   l->ix[l->n++] = i;
   H->clsmask |= 1ull << size_class(H->gap[i].size);
 }
@@ -125,13 +133,7 @@ static void gaps_reset(Heap *H)
 /* A new gap of size bytes at p (a hole header is already there). */
 static void gap_add(Heap *H, unsigned char *p, uint64_t size)
 {
-  if (H->ngap == H->capgap) {
-    uint32_t cap = H->capgap ? H->capgap * 2 : 256;
-    Gap *g = realloc(H->gap, (size_t)cap * sizeof(*g));
-    if (!g) return;
-    H->gap = g;
-    H->capgap = cap;
-  }
+  if (grow_one(&H->gap, H->ngap, &H->capgap, sizeof(*H->gap), 256)) return;
   H->gap[H->ngap] = (Gap){.p = p, .size = size};
   gap_list(H, H->ngap++);
 }
@@ -228,13 +230,7 @@ static uint32_t compact_entry(Heap *H)
     H->freeent = H->tab[i].next;
     return i;
   }
-  if (H->ntab == H->captab) {
-    uint32_t cap = H->captab ? H->captab * 2 : 4096;
-    Entry *t = realloc(H->tab, (size_t)cap * sizeof(Entry));
-    if (!t) return UINT32_MAX;
-    H->tab = t;
-    H->captab = cap;
-  }
+  if (grow_one(&H->tab, H->ntab, &H->captab, sizeof(*H->tab), 4096)) return UINT32_MAX;
   return H->ntab++;
 }
 
