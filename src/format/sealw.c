@@ -11,8 +11,13 @@
 #include "sealclass.h"
 #include "sealw.h"
 #include "../base/grow.h"
+#include "../base/map.h"
 #include "../base/varint.h"
 #include "../../include/heaptape.h"
+
+/* Bits of the filter of a block's freed addresses: an ALLOC at an address
+** the block never freed (fresh memory) skips the searches of its lists. */
+#define HT_SEAL_SEEN (1u << 18)
 
 /* One growing column. */
 typedef struct Col {
@@ -46,20 +51,23 @@ struct HtSealW {
   uint64_t fring[HT_SEAL_FRING]; /* freed addresses the block knows (ring) */
   uint64_t nf;               /* of which written */
   uint64_t last_freed;       /* allocation index the last resolved FREE released */
+  size_t raw_bound;          /* the columns' bytes are at most this (sealw_room) */
+  uint64_t seen[HT_SEAL_SEEN / 64]; /* bits: addresses the block knows freed, hashed */
   size_t hlen;               /* bytes of the header */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
 
 /* Make room for n more bytes in c; NULL when out of memory. */
-static uint8_t *col_need(HtSealW *w, Col *c, size_t n)
+HT_INLINE uint8_t *col_need(HtSealW *w, Col *c, size_t n)
 {
+  if (HT_LIKELY(c->n + n <= c->cap)) return c->p + c->n;  /* once per event and column */
   if (ht_grow(&c->p, &c->cap, c->n + n, 1)) { w->err = HEAPTAPE_E_NOMEM; return NULL; }
   return c->p + c->n;
 }
 
 /* Append a ULEB128 value. */
-static void col_uleb(HtSealW *w, Col *c, uint64_t v)
+HT_INLINE void col_uleb(HtSealW *w, Col *c, uint64_t v)
 {
   uint8_t *p = col_need(w, c, 10);
   if (p) c->n = (size_t)(ht_wuleb128(p, v) - c->p);
@@ -143,10 +151,24 @@ static void sealw_flush(HtSealW *w)
 ** within a packet (a reader takes no more; HT_PACKET_MAX). */
 static void sealw_room(HtSealW *w, size_t blob)
 {
-  size_t raw = 0;
-  for (int i = 0; i < HT_SC_COUNT; i++) raw += w->col[i].n;
-  if (w->nev && raw + blob + HT_SC_COUNT * 10 + 256 > HT_PACKET_MAX - 4096)
-    sealw_flush(w);
+  const size_t most = HT_SC_COUNT * 10 + 256;  /* an event's columns, its blob aside */
+  if (w->nev && w->raw_bound + blob + most > HT_PACKET_MAX - 4096) {
+    /* the bound says it may not fit: count what the columns hold */
+    size_t raw = 0;
+    for (int i = 0; i < HT_SC_COUNT; i++) raw += w->col[i].n;
+    w->raw_bound = raw;
+    if (raw + blob + most > HT_PACKET_MAX - 4096) sealw_flush(w);
+  }
+  if (!w->nev) w->raw_bound = 0;
+  w->raw_bound += blob + most;
+}
+
+/* The bit of w->seen for addr. */
+HT_INLINE uint64_t seen_bit(uint64_t addr, size_t *word)
+{
+  uint64_t h = ht_hash64(addr) & (HT_SEAL_SEEN - 1);
+  *word = h / 64;
+  return 1ull << (h % 64);
 }
 
 /* Remember a freed address the reader knows too, and its size class when
@@ -154,6 +176,9 @@ static void sealw_room(HtSealW *w, size_t blob)
 static void sealw_freed(HtSealW *w, uint64_t addr, const uint64_t *size)
 {
   w->fring[w->nf++ & (HT_SEAL_FRING - 1)] = addr;
+  size_t word;
+  uint64_t bit = seen_bit(addr, &word);
+  w->seen[word] |= bit;
   if (!size) return;
   if (ht_seal_classes_push(w->cls, ht_seal_class(*size), addr)) w->err = HEAPTAPE_E_CORRUPT;
 }
@@ -214,6 +239,7 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->f0 = w->nfrees;
     w->nf = w->last_freed = 0;
     ht_seal_classes_reset(w->cls);
+    memset(w->seen, 0, sizeof(w->seen));
   }
   Col *c = w->col;
   uint8_t type = ev->type;
@@ -235,8 +261,11 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     w->prev_stack = ev->stack;
     {  /* allocators hand freed addresses out again: name a recent one, of
        ** its size class first */
+      size_t word;
+      uint64_t bit = seen_bit(ev->addr, &word);
+      int known = (w->seen[word] & bit) != 0;  /* else no list of the block has it */
       unsigned cl = ht_seal_class(ev->size);
-      uint64_t k = ht_seal_classes_rank(w->cls, cl, ev->addr), taken;
+      uint64_t k = known ? ht_seal_classes_rank(w->cls, cl, ev->addr) : HT_SEAL_CRING, taken;
       if (k < HT_SEAL_CRING && !w->err) {
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_CLASS;
         col_uleb(w, &c[HT_SC_ADDR], k);
@@ -244,9 +273,9 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
         goto named;
       }
       k = 0;
-      while (k < HT_SEAL_REUSE && k < w->nf &&
+      while (known && k < HT_SEAL_REUSE && k < w->nf &&
              w->fring[(w->nf - 1 - k) & (HT_SEAL_FRING - 1)] != ev->addr) k++;
-      if (k < HT_SEAL_REUSE && k < w->nf && !w->err) {
+      if (known && k < HT_SEAL_REUSE && k < w->nf && !w->err) {
         c[HT_SC_TYPE].p[c[HT_SC_TYPE].n - 1] |= HT_SC_REUSE;
         col_uleb(w, &c[HT_SC_ADDR], k);
       } else {  /* fresh memory: the allocator carves on from the last fresh block */
