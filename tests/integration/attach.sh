@@ -152,14 +152,16 @@ def on_fork(*a):
     os.waitpid(pid, 0)
     print("parent waited", flush=True)
 signal.signal(signal.SIGUSR1, on_fork)
-signal.signal(signal.SIGHUP, lambda *a: os.execv("/bin/sleep", ["sleep", "1"]))
+# the new program waits for fe.go: attach sees the exec however slow it is
+signal.signal(signal.SIGHUP, lambda *a: os.execv("/bin/sh", ["sh", "-c",
+    'while [ ! -e "$0" ]; do sleep 0.05; done', os.environ["FE_GO"]]))
 d = {}
 print("ready", flush=True)
 while True:
     for i in range(300): d[i % 500] = [str(i)] * (100 + i % 7)
     time.sleep(0.001)
 PY
-/usr/bin/python3 "$T/fe.py" >"$T/fe.out" 2>&1 & P=$!
+FE_GO="$T/fe.go" /usr/bin/python3 "$T/fe.py" >"$T/fe.out" 2>&1 & P=$!
 until_line "$T/fe.out" '^ready'
 "$HEAPTAPE" attach -o "$T/fe.tape" $P 2>"$T/attfe.err" & A=$!
 until_line "$T/attfe.err" 'recording process'
@@ -167,7 +169,9 @@ kill -USR1 $P
 until_line "$T/fe.out" '^parent waited'; ok "fork while attached: the child runs and ends ($(grep child "$T/fe.out"))" $?
 [ "$(ls /proc/$P/task | wc -l)" = 2 ]; ok "fork while attached: the parent still records" $?
 kill -HUP $P
+(sleep 30; touch "$T/fe.go") >/dev/null 2>&1 & G=$!  # no hang if attach waits for an exit
 wait $A; rc=$?
+touch "$T/fe.go"; kill $G 2>/dev/null
 [ $rc = 0 ] && grep -q 'replaced its program (exec)' "$T/attfe.err"; ok "exec while attached: attach says so, exit 0 ($(sed -n 2p "$T/attfe.err"))" $?
 wait $P; ok "exec while attached: the new program runs to its end" $?
 sum=$(check "$T/fe.tape"); r=$?
