@@ -427,23 +427,35 @@ static void mods_scan(ThreadTape *t)
 /* -- Live blocks ---------------------------------------------------------- */
 
 typedef struct Block {
-  Addr payload;              /* its address (0: an empty slot) */
+  Addr payload;              /* its address */
   SizeT size;                /* requested bytes */
   SizeT isz;                 /* bytes it covers (>= 1) */
   ULong seq;                 /* sequence number of its ALLOC */
 } Block;
 
 /* Blocks of up to HV_SMALL bytes at 16-byte aligned addresses (most of
-** them) are kept in an open-addressing table by address, the Block in its
-** slot: an allocation or a free is a hash and a probe or two, where an
-** interval tree (DHAT's WordFM) cost two tree walks and two of Valgrind's
-** allocations per block. An address inside one is found by trying the
-** HV_SMALL / 16 aligned starts below it. The others (large or odd blocks,
-** few) are kept in the interval tree. */
+** them) are kept in a table indexed by address, as a shadow memory: one
+** 8-byte slot per 16 bytes of heap, (sequence number << 9 | size + 1) of
+** the block that starts there (0: none), in chunks for 1 MiB of heap each
+** made on demand (a two-level directory by address). An allocation or
+** a free is a store to its slot; an address inside one is found by trying
+** the HV_SMALL / 16 slots below its own (neighbours: a cache line or two).
+** Allocators hand out neighbouring addresses one after another, so the
+** slots of successive allocations and frees share cache lines, where a hash
+** table sent each to a random slot of tens of megabytes (a cache miss each:
+** a tenth of lua5.4's run with --access-sample). Its memory is half of the
+** address range that small blocks ever used (Valgrind's arena keeps the
+** client's heap together). The others (large or odd blocks, few) are kept
+** in an interval tree (DHAT's WordFM). */
 #define HV_SMALL 256
 #define HV_ALIGN 16
-static Block *btab;                   /* the table (linear probing) */
-static UWord bmask, bcount;           /* slots - 1, blocks in it */
+#define HV_SIZE_BITS 9                /* a small block's size + 1 (<= HV_SMALL + 1) */
+#define HV_SEQ_MAX (~0ull >> HV_SIZE_BITS)  /* larger sequence numbers: the tree */
+#define HV_CHUNK_SHIFT 20             /* 1 MiB of heap a chunk: 64 Ki slots */
+#define HV_MID_BITS 14                /* chunks per directory page */
+#define HV_TOP_SHIFT (HV_CHUNK_SHIFT + HV_MID_BITS)
+#define HV_TOP 8192                   /* directory pages: 47-bit addresses */
+static ULong **bdir[HV_TOP];          /* chunks by address >> HV_CHUNK_SHIFT */
 static WordFM *bigs;                  /* the other blocks: Block* by interval */
 static UWord nbigs;
 static Addr heap_lo = ~(Addr)0, heap_hi;  /* bounds of every block so far */
@@ -458,74 +470,42 @@ static Word block_cmp(UWord k1, UWord k2)
   return 0;
 }
 
-static inline UWord btab_home(Addr p)
+/* The slot of the 16-byte aligned address p, or NULL where no chunk is
+** (made when make). */
+static inline ULong *bslot(Addr p, Bool make)
 {
-  return (UWord)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> 32) & bmask;
-}
-
-/* The slot of the block at exactly p, or NULL. */
-static inline Block *btab_get(Addr p)
-{
-  for (UWord i = btab_home(p);; i = (i + 1) & bmask) {
-    if (btab[i].payload == p) return &btab[i];
-    if (!btab[i].payload) return NULL;
+  UWord top = p >> HV_TOP_SHIFT, mid = (p >> HV_CHUNK_SHIFT) & ((1u << HV_MID_BITS) - 1);
+  if (UNLIKELY(top >= HV_TOP)) return NULL;
+  ULong **page = bdir[top];
+  if (UNLIKELY(!page)) {
+    if (!make) return NULL;
+    page = bdir[top] = VG_(calloc)("heaptape.blockdir", 1u << HV_MID_BITS, sizeof(ULong *));
   }
-}
-
-static void btab_put(const Block *b)
-{
-  UWord i = btab_home(b->payload);
-  while (btab[i].payload) i = (i + 1) & bmask;
-  btab[i] = *b;
-}
-
-static void btab_init(UWord slots)
-{
-  btab = VG_(calloc)("heaptape.blocks", slots, sizeof(Block));
-  bmask = slots - 1;
-}
-
-static void btab_add(const Block *b)
-{
-  if ((bcount + 1) * 2 > bmask + 1) {  /* at most half full */
-    Block *old = btab;
-    UWord n = bmask + 1;
-    btab_init(n * 2);
-    for (UWord i = 0; i < n; i++)
-      if (old[i].payload) btab_put(&old[i]);
-    VG_(free)(old);
+  ULong *chunk = page[mid];
+  if (UNLIKELY(!chunk)) {
+    if (!make) return NULL;
+    chunk = page[mid] = VG_(calloc)("heaptape.blocks", 1u << (HV_CHUNK_SHIFT - 4), sizeof(ULong));
   }
-  btab_put(b);
-  bcount++;
+  return &chunk[(p >> 4) & ((1u << (HV_CHUNK_SHIFT - 4)) - 1)];
 }
 
-/* Empty slot i, moving back the blocks after it that probed past it. */
-static void btab_del(Block *slot)
+static inline Block bslot_block(Addr p, ULong v)
 {
-  UWord i = (UWord)(slot - btab), j = i;
-  for (;;) {
-    j = (j + 1) & bmask;
-    if (!btab[j].payload) break;
-    UWord k = btab_home(btab[j].payload);
-    if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
-      btab[i] = btab[j];
-      i = j;
-    }
-  }
-  btab[i].payload = 0;
-  bcount--;
+  SizeT size = (SizeT)(v & ((1u << HV_SIZE_BITS) - 1)) - 1;
+  return (Block){ .payload = p, .size = size, .isz = size ? size : 1, .seq = v >> HV_SIZE_BITS };
 }
 
-static inline Bool block_small(Addr p, SizeT isz)
+static inline Bool block_small(Addr p, SizeT isz, ULong seq)
 {
-  return isz <= HV_SMALL && !(p & (HV_ALIGN - 1));
+  return isz <= HV_SMALL && !(p & (HV_ALIGN - 1)) && seq <= HV_SEQ_MAX &&
+         (p >> HV_TOP_SHIFT) < HV_TOP;
 }
 
 /* The live block at exactly p (a copy), or False. */
 static Bool block_at(Addr p, Block *out)
 {
-  Block *s = btab_get(p);
-  if (s) { *out = *s; return True; }
+  ULong *s = bslot(p, False);
+  if (s && *s) { *out = bslot_block(p, *s); return True; }
   if (!nbigs) return False;
   Block fake = { .payload = p, .isz = 1 };
   UWord k, v;
@@ -534,22 +514,25 @@ static Bool block_at(Addr p, Block *out)
   return True;
 }
 
-/* The live block containing a, or NULL: a small one starting at one of the
-** aligned addresses below a (the nearest below a that is a block is the
-** only one that may contain it), or a big one. */
-static const Block *block_containing(Addr a)
+/* The live block containing a (a copy), or False: a small one starting at
+** one of the aligned addresses below a (the nearest below a that is a block
+** is the only one that may contain it), or a big one. */
+static Bool block_containing(Addr a, Block *out)
 {
   if (nbigs) {
     Block fake = { .payload = a, .isz = 1 };
     UWord k, v;
-    if (VG_(lookupFM)(bigs, &k, &v, (UWord)&fake)) return (const Block *)k;
+    if (VG_(lookupFM)(bigs, &k, &v, (UWord)&fake)) { *out = *(const Block *)k; return True; }
   }
   Addr p = a & ~(Addr)(HV_ALIGN - 1);
   for (UInt i = 0; i < HV_SMALL / HV_ALIGN && p >= heap_lo; i++, p -= HV_ALIGN) {
-    const Block *s = btab_get(p);
-    if (s) return a - s->payload < s->isz ? s : NULL;
+    const ULong *s = bslot(p, False);
+    if (s && *s) {
+      *out = bslot_block(p, *s);
+      return a - p < out->isz;
+    }
   }
-  return NULL;
+  return False;
 }
 
 /* A direct-mapped cache of blocks found, by address / 32, before the table:
@@ -576,9 +559,9 @@ static const BlockSlot *block_find(Addr a)
 {
   BlockSlot *s = bcache_slot(a);
   if (LIKELY(a - s->lo < s->isz)) return s;
-  const Block *b = block_containing(a);
-  if (!b) return NULL;
-  *s = (BlockSlot){ .lo = b->payload, .isz = b->isz, .seq = b->seq };
+  Block b;
+  if (!block_containing(a, &b)) return NULL;
+  *s = (BlockSlot){ .lo = b.payload, .isz = b.isz, .seq = b.seq };
   return s;
 }
 
@@ -666,8 +649,8 @@ static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kin
     ht_stream_alloc(&t->s, b.seq, kind, size, (Addr)p, stack,
                     HT_K_HAS_ALIGN(kind) ? align : 0, 0);
   }
-  if (block_small(b.payload, b.isz)) {
-    btab_add(&b);
+  if (block_small(b.payload, b.isz, b.seq)) {
+    *bslot(b.payload, True) = b.seq << HV_SIZE_BITS | (b.size + 1);
   } else {
     Block *big = VG_(malloc)("heaptape.block", sizeof(Block));
     *big = b;
@@ -689,10 +672,10 @@ static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool z
 static Bool block_drop(ThreadId vtid, void *p, UInt kind)
 {
   Block b;
-  Block *s = btab_get((Addr)p);
-  if (s) {
-    b = *s;
-    btab_del(s);
+  ULong *s = bslot((Addr)p, False);
+  if (s && *s) {
+    b = bslot_block((Addr)p, *s);
+    *s = 0;
   } else {
     Block fake = { .payload = (Addr)p, .isz = 1 };
     UWord k, v;
@@ -1191,7 +1174,6 @@ static void hv_post_clo_init(void)
     VG_(exit)(1);
   }
   threads = VG_(calloc)("heaptape.threads", VG_N_THREADS, sizeof(ThreadTape *));
-  btab_init(4096);
   bigs = VG_(newFM)(VG_(malloc), "heaptape.bigs", VG_(free), block_cmp);
   if (clo_pid && VG_(getpid)() != clo_pid) return;  /* a child: not recorded */
   SysRes r = VG_(open)(clo_tape, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, 0644);
