@@ -34,6 +34,8 @@ size_t strlen(const char *s);
 size_t strlen(const char *s) { return VG_(strlen)(s); }
 
 #define HV_FRAMES 64             /* frames per stack */
+#define HV_INNER 8               /* inner frames walked first (stack_walk), at least */
+#define HV_INNER_MAX 16          /* and at most */
 #define HV_BODY (64u << 10)      /* packet body bytes */
 #define HV_CLOCK_EVERY 4096      /* accesses between clock reads */
 
@@ -44,12 +46,15 @@ static Long clo_sample = 1;           /* --access-sample=N */
 static Long clo_pid = 0;              /* --tape-pid=PID: only this process writes
                                       ** (--trace-children=yes follows its execs;
                                       ** other processes run unrecorded) */
+static Bool clo_stack_check;          /* --stack-check=yes: every stack reused from
+                                      ** the last walk walked whole too and compared */
 
 static Bool hv_process_cmd_line_option(const HChar *arg)
 {
   if VG_STR_CLO(arg, "--tape", clo_tape) {}
   else if VG_BINT_CLO(arg, "--access-sample", clo_sample, 1, 1000000000) {}
   else if VG_BINT_CLO(arg, "--tape-pid", clo_pid, 0, 0x7fffffff) {}
+  else if VG_BOOL_CLO(arg, "--stack-check", clo_stack_check) {}
   else return VG_(replacement_malloc_process_cmd_line_option)(arg);
   return True;
 }
@@ -58,7 +63,9 @@ static void hv_print_usage(void)
 {
   VG_(printf)("    --tape=FILE               write the tape to FILE\n"
               "    --tape-pid=PID            only process PID writes it [any]\n"
-              "    --access-sample=N         keep 1 in N heap accesses [1]\n");
+              "    --access-sample=N         keep 1 in N heap accesses [1]\n"
+              "    --stack-check=yes         walk each stack reused from the last walk\n"
+              "                              whole too, and count those that differ [no]\n");
 }
 
 static void hv_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -267,6 +274,11 @@ typedef struct ThreadTape {
   Addr last_ip[HV_FRAMES];   /* the last stack, outermost first, */
   UInt last_id[HV_FRAMES];   /* and its nodes: the next one shares a prefix */
   UInt last_n;               /* its frames */
+  Addr w_ip[HV_FRAMES + 1];  /* the last walk (stack_walk), innermost first: */
+  Addr w_sp[HV_FRAMES + 1];  /* each frame's ip, stack pointer */
+  Addr w_fp[HV_FRAMES + 1];  /* and frame pointer */
+  UInt w_n;                  /* its frames (0: none to reuse) */
+  UInt inner, inner_hits;    /* inner frames walked first; walks served since changed */
 } ThreadTape;
 
 static ThreadTape **threads;           /* by Valgrind thread id (VG_N_THREADS) */
@@ -293,6 +305,8 @@ static void thread_stacks_reset(ThreadTape *t)
   t->stmask = 1023;
   t->nst = 0;
   t->last_n = 0;
+  t->w_n = 0;
+  t->inner = HV_INNER;
   t->st = VG_(calloc)("heaptape.stacks", t->stmask + 1, sizeof(StackSlot));
 }
 
@@ -349,6 +363,93 @@ static void stack_grow(ThreadTape *t)
   VG_(free)(o);
 }
 
+/* The stack of thread vtid (ips, innermost first; HV_FRAMES + 1 at most):
+** its HV_INNER innermost frames from Valgrind's unwinder and the rest from
+** the thread's last walk, when the innermost of those frames is one of the
+** last walk's (the same ip, stack pointer and frame pointer) and every frame
+** outside it still has its return address where the last walk found it.
+** Unwinding from a frame is a function of its registers and of the stack
+** memory of the frames outside it, which only those frames write (their
+** return addresses, checked here, and saved registers): the frames are
+** those a whole walk gives, for a fraction of its cost (a program
+** allocates from deep in the same call chain: lua5.4's stacks are 30 frames
+** deep, and unwinding them was a tenth of its run with --access-sample).
+** The outer frames' frame pointers must not lie between the two walks'
+** lowest stack addresses (the unwinder's fallback for a frame without CFI
+** tests them against it). A walk the cache cannot serve is a whole one.
+** With --stack-check every stack is also walked whole and compared. */
+static ULong stack_walks, stack_reused, stack_diffs;
+
+/* Where t's last walk goes on from the n inner frames (ips, sps, fps) of
+** a new one (the index of its first frame outside them), or 0 where it
+** cannot serve. */
+static UInt stack_match(ThreadId vtid, const ThreadTape *t, const Addr *ips, const Addr *sps,
+                        const Addr *fps, UInt n)
+{
+  UInt w = t->w_n, j = 0;
+  if (w == 0 || w > HV_FRAMES) return 0;  /* none, or a truncated one */
+  Addr sp = sps[n - 1], lo = VG_(get_SP)(vtid), top = VG_(thread_get_stack_max)(vtid);
+  while (j < w && t->w_sp[j] < sp) j++;
+  if (j == w || t->w_sp[j] != sp || t->w_ip[j] != ips[n - 1] || t->w_fp[j] != fps[n - 1] ||
+      lo + sizeof(Addr) > sp || t->w_sp[w - 1] >= top - sizeof(Addr) || top - lo >= VG_(thread_get_stack_size)(vtid))
+    return 0;
+  Addr fmin_new = sps[0] - VG_STACK_REDZONE_SZB, fmin_old = t->w_sp[0] - VG_STACK_REDZONE_SZB;
+  Addr flo = fmin_new < fmin_old ? fmin_new : fmin_old, fhi = fmin_new ^ fmin_old ^ flo;
+  for (UInt m = j + 1; m < w; m++) {
+    const Addr *ra = (const Addr *)t->w_sp[m];  /* CFI, frame pointer: ra[-1]; the */
+    if ((ra[-1] != t->w_ip[m] + 1 && ra[0] != t->w_ip[m] + 1) ||  /* last resort: ra[0] */
+        (t->w_fp[m] >= flo && t->w_fp[m] < fhi))
+      return 0;
+  }
+  return j + 1;
+}
+
+/* Walk thread vtid's stack into t->w_* (HV_FRAMES + 1 frames at most). */
+static void stack_walk(ThreadId vtid, ThreadTape *t)
+{
+  Addr ips[2 * HV_INNER_MAX], sps[2 * HV_INNER_MAX], fps[2 * HV_INNER_MAX];
+  UInt k = t->inner, n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0), j = 0;
+  stack_walks++;
+  if (n == k && !(j = stack_match(vtid, t, ips, sps, fps, n))) {
+    /* a deeper call path than the last: twice as many inner frames */
+    k *= 2;
+    n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0);
+    if (n == k && (j = stack_match(vtid, t, ips, sps, fps, n)) && t->inner < HV_INNER_MAX)
+      t->inner += 2;  /* the next walk starts deeper */
+  } else if (j && ++t->inner_hits == 1024) {  /* try fewer from time to time */
+    t->inner_hits = 0;
+    if (t->inner > HV_INNER) t->inner--;
+  }
+  if (!j && n == k) {  /* a whole walk */
+    t->w_n = VG_(get_StackTrace)(vtid, t->w_ip, HV_FRAMES + 1, t->w_sp, t->w_fp, 0);
+    return;
+  }
+  if (j) {  /* the last walk's frames j.. move to n.. */
+    UInt w = t->w_n, keep = w - j < HV_FRAMES + 1 - n ? w - j : HV_FRAMES + 1 - n;
+    if (j > n) {
+      for (UInt m = 0; m < keep; m++) {
+        t->w_ip[n + m] = t->w_ip[j + m]; t->w_sp[n + m] = t->w_sp[j + m]; t->w_fp[n + m] = t->w_fp[j + m];
+      }
+    } else if (j < n) {
+      for (UInt m = keep; m-- > 0;) {
+        t->w_ip[n + m] = t->w_ip[j + m]; t->w_sp[n + m] = t->w_sp[j + m]; t->w_fp[n + m] = t->w_fp[j + m];
+      }
+    }
+    t->w_n = n + keep;
+    stack_reused++;
+  } else {
+    t->w_n = n;
+  }
+  for (UInt i = 0; i < n; i++) {
+    t->w_ip[i] = ips[i]; t->w_sp[i] = sps[i]; t->w_fp[i] = fps[i];
+  }
+  if (j && clo_stack_check) {
+    Addr full[HV_FRAMES + 1];
+    UInt fn = VG_(get_StackTrace)(vtid, full, HV_FRAMES + 1, NULL, NULL, 0);
+    if (fn != t->w_n || VG_(memcmp)(full, t->w_ip, fn * sizeof(Addr))) stack_diffs++;
+  }
+}
+
 /* The stack of the allocation being made, as an id of t's tree (defining
 ** the nodes it lacks); the replacement function's own frame is left out.
 ** The frames it shares with the thread's last stack from the outermost on
@@ -356,8 +457,9 @@ static void stack_grow(ThreadTape *t)
 ** same few call paths: the look-ups were most of a stack's cost). */
 static UInt stack_of(ThreadId vtid, ThreadTape *t)
 {
-  Addr ips[HV_FRAMES + 1];
-  UInt n = VG_(get_StackTrace)(vtid, ips, HV_FRAMES + 1, NULL, NULL, 0);
+  stack_walk(vtid, t);
+  const Addr *ips = t->w_ip;
+  UInt n = t->w_n;
   if (n <= 1) return 0;
   UInt depth = n - 1, j = 0, parent = 0;  /* frame j (outermost first) is ips[depth - j] */
   for (; j < depth && j < t->last_n && t->last_ip[j] == ips[depth - j]; j++) parent = t->last_id[j];
@@ -1200,6 +1302,9 @@ static void hv_post_clo_init(void)
 static void hv_fini(Int exitcode)
 {
   if (tape_fd < 0) return;
+  if (clo_stack_check)
+    VG_(umsg)("heaptape: stacks %llu, %llu from the last walk, %llu of them differ\n",
+              stack_walks, stack_reused, stack_diffs);
   access_flush();
   for (UInt i = 0; i < VG_N_THREADS; i++)
     if (threads[i]) stream_flush(&threads[i]->s, NULL);
