@@ -14,6 +14,7 @@
 #include "../src/replay/replay.h"
 #include "../src/analyze/locks.h"
 #include "../src/analyze/opsread.h"
+#include "../src/output/svgplot.h"
 
 static const char replay_usage[] =
   "usage: heaptape replay [options] FILE\n"
@@ -59,6 +60,34 @@ static FILE *replay_create(const char *path)
   FILE *f = fopen(path, "w");
   if (!f) ht_cli_error("%s: cannot create (%s)", path, strerror(errno));
   return f;
+}
+
+/* Bytes of memory the kernel says are available (MemAvailable), or 0 when
+** it does not say. */
+static uint64_t replay_mem_available(void)
+{
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  uint64_t kb = 0;
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return kb * 1024;
+}
+
+/* A replay that touches its blocks holds the tape's live peak resident: one
+** past the memory available would have the kernel kill processes (this one
+** or others) rather than fail. 0 when it fits; else the line saying why not. */
+static int replay_fits(const char *path, const HtReplayPrep *p, const char *touch)
+{
+  uint64_t avail = replay_mem_available();
+  if (!strcmp(touch, "none") || !avail || p->peak <= avail) return 0;
+  char need[32], have[32];
+  ht_svg_fmt(need, sizeof(need), (double)p->peak, HT_SVG_BYTES);
+  ht_svg_fmt(have, sizeof(have), (double)avail, HT_SVG_BYTES);
+  ht_cli_error("replay: %s: its heap peaks at %s live, more than the %s of memory available "
+               "(--touch none replays without touching the blocks)", path, need, have);
+  return -1;
 }
 
 /* `heaptape replay`: parse its arguments and run it; returns the exit status. */
@@ -206,6 +235,7 @@ int cmd_replay(int argc, char **argv)
     rc = HT_EXIT_FAIL;
     goto out;
   }
+  if (replay_fits(path, &prep, touch)) { rc = HT_EXIT_FAIL; goto clean; }
   if (!interval) {  /* about 1000 samples over all passes */
     uint64_t total = prep.nops * (kill ? kill->rounds + 1 : 1);
     interval = total / 1000 ? total / 1000 : 1;

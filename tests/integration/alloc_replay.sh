@@ -71,4 +71,14 @@ awk '$1=="failing" && $NF > 0' "$T/fail.txt" | grep -q .; ok "failing driver: fa
 "$HEAPTAPE" replay "$S" --driver "$T/nonexistent.so" >"$T/nx.txt" 2>"$T/nx.err"; r=$?
 [ $r = 1 ] && grep -q 'driver could not be loaded' "$T/nx.err"; ok "missing driver: reported, exit 1" $?
 "$HEAPTAPE" replay "$S" --allocator nosuch >/dev/null 2>&1; [ $? = 2 ]; ok "unknown allocator: usage error" $?
+
+# A heap larger than the machine's memory (seal_wide: pool blocks of 5 GiB,
+# 510 GiB live at the peak): touching it would have the kernel kill
+# processes, so replay refuses in one line; --touch none replays it.
+"$HEAPTAPE" record -o "$T/wide.tape" -- "$HT_BUILD/progs/seal_wide" >/dev/null 2>&1
+"$HEAPTAPE" replay "$T/wide.tape" --allocator glibc >"$T/wide.txt" 2>"$T/wide.err"; r=$?
+[ $r = 1 ] && [ "$(wc -l <"$T/wide.err")" = 1 ] && grep -q '^heaptape: replay: .*wide.tape: its heap peaks at 510 GiB live, more than the .* of memory available' "$T/wide.err"
+ok "heap larger than memory: refused in one line, exit 1 ($r: $(cat "$T/wide.err"))" $?
+"$HEAPTAPE" replay "$T/wide.tape" --allocator glibc --touch none >"$T/wide.txt" 2>&1
+ok "heap larger than memory: --touch none replays it" $?
 finish
