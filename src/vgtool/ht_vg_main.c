@@ -535,8 +535,8 @@ typedef struct Block {
   ULong seq;                 /* sequence number of its ALLOC */
 } Block;
 
-/* Blocks of up to HV_SMALL bytes at 16-byte aligned addresses (most of
-** them) are kept in a table indexed by address, as a shadow memory: one
+/* The small blocks (up to HV_SMALL bytes, from the size classes below: most
+** of them) are kept in a table indexed by address, as a shadow memory: one
 ** 8-byte slot per 16 bytes of heap, (sequence number << 9 | size + 1) of
 ** the block that starts there (0: none), in chunks for 1 MiB of heap each
 ** made on demand (a two-level directory by address). An allocation or
@@ -545,10 +545,10 @@ typedef struct Block {
 ** Allocators hand out neighbouring addresses one after another, so the
 ** slots of successive allocations and frees share cache lines, where a hash
 ** table sent each to a random slot of tens of megabytes (a cache miss each:
-** a tenth of lua5.4's run with --access-sample). Its memory is half of the
-** address range that small blocks ever used (Valgrind's arena keeps the
-** client's heap together). The others (large or odd blocks, few) are kept
-** in an interval tree (DHAT's WordFM). */
+** a tenth of lua5.4's run with --access-sample). Its memory is about half
+** of the size classes' chunks (1 MiB pieces of Valgrind's arena, which
+** keeps the client's heap together). The others (large or over-aligned blocks, few)
+** are kept in an interval tree (DHAT's WordFM). */
 #define HV_SMALL 256
 #define HV_ALIGN 16
 #define HV_SIZE_BITS 9                /* a small block's size + 1 (<= HV_SMALL + 1) */
@@ -597,10 +597,70 @@ static inline Block bslot_block(Addr p, ULong v)
   return (Block){ .payload = p, .size = size, .isz = size ? size : 1, .seq = v >> HV_SIZE_BITS };
 }
 
-static inline Bool block_small(Addr p, SizeT isz, ULong seq)
+/* -- The client's small blocks ------------------------------------------ */
+
+/* Blocks of up to HV_SMALL bytes (at most 16-byte aligned) come from size
+** classes of 16 bytes: a free list each (the freed blocks, last in first
+** out) and chunks of Valgrind's client arena cut in turn, as a thread cache
+** of glibc's malloc does. Valgrind's own allocator (VG_(cli_malloc), which
+** the larger ones still use) unlinks and merges neighbours on every call: a
+** twentieth of lua5.4's run with --access-sample and a tenth of perl's. A
+** freed small block is kept for its class (never merged). These are the
+** blocks of the table by address above. */
+#define HV_POOL_CHUNK (1u << 20)
+static void *pool_free_list[HV_SMALL / HV_ALIGN + 1];
+static Addr pool_next, pool_end;      /* the chunk being cut */
+
+static inline Bool pool_takes(SizeT size, SizeT align)
 {
-  return isz <= HV_SMALL && !(p & (HV_ALIGN - 1)) && seq <= HV_SEQ_MAX &&
-         (p >> HV_TOP_SHIFT) < HV_TOP;
+  return size <= HV_SMALL && align <= HV_ALIGN;
+}
+
+static inline UInt pool_class(SizeT size)
+{
+  return size ? (UInt)((size + HV_ALIGN - 1) / HV_ALIGN) : 1;
+}
+
+static void *pool_alloc(SizeT size)
+{
+  UInt c = pool_class(size);
+  void *p = pool_free_list[c];
+  if (p) {
+    pool_free_list[c] = *(void **)p;
+    return p;
+  }
+  SizeT n = (SizeT)c * HV_ALIGN;
+  if (pool_end - pool_next < n) {
+    void *chunk = VG_(cli_malloc)(HV_ALIGN, HV_POOL_CHUNK);
+    if (!chunk) return NULL;
+    if (((Addr)chunk + HV_POOL_CHUNK) >> HV_TOP_SHIFT >= HV_TOP)
+      VG_(tool_panic)("heaptape: the client arena beyond 47-bit addresses");
+    pool_next = (Addr)chunk;
+    pool_end = pool_next + HV_POOL_CHUNK;
+  }
+  p = (void *)pool_next;
+  pool_next += n;
+  return p;
+}
+
+static void pool_free(void *p, SizeT size)
+{
+  UInt c = pool_class(size);
+  *(void **)p = pool_free_list[c];
+  pool_free_list[c] = p;
+}
+
+/* Memory for a block of size bytes: a small one's or Valgrind's. */
+static void *mem_alloc(SizeT size, SizeT align, Bool *pooled)
+{
+  *pooled = pool_takes(size, align);
+  return *pooled ? pool_alloc(size) : VG_(cli_malloc)(align, size);
+}
+
+static void mem_free(void *p, SizeT size, Bool pooled)
+{
+  if (pooled) pool_free(p, size);
+  else VG_(cli_free)(p);
 }
 
 /* The live block at exactly p (a copy), or False. */
@@ -737,8 +797,9 @@ static ThreadTape *event_begin(ThreadId vtid)
   return t;
 }
 
-/* Keep the block just allocated at p and write its ALLOC. */
-static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kind)
+/* Keep the block just allocated at p (a small one when pooled) and write
+** its ALLOC. */
+static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kind, Bool pooled)
 {
   Block b = { .payload = (Addr)p, .size = size, .isz = size ? size : 1 };
   if ((Addr)p < heap_lo) heap_lo = (Addr)p;
@@ -751,7 +812,8 @@ static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kin
     ht_stream_alloc(&t->s, b.seq, kind, size, (Addr)p, stack,
                     HT_K_HAS_ALIGN(kind) ? align : 0, 0);
   }
-  if (block_small(b.payload, b.isz, b.seq)) {
+  if (pooled) {
+    if (UNLIKELY(b.seq > HV_SEQ_MAX)) VG_(tool_panic)("heaptape: 2^55 events");
     *bslot(b.payload, True) = b.seq << HV_SIZE_BITS | (b.size + 1);
   } else {
     Block *big = VG_(malloc)("heaptape.block", sizeof(Block));
@@ -763,19 +825,21 @@ static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kin
 
 static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool zero)
 {
-  void *p = VG_(cli_malloc)(align, size);
+  Bool pooled;
+  void *p = mem_alloc(size, align, &pooled);
   if (!p) return NULL;
   if (zero) VG_(memset)(p, 0, size);
-  block_keep(vtid, p, size, align, kind);
+  block_keep(vtid, p, size, align, kind, pooled);
   return p;
 }
 
-/* Forget the block at p (our allocation); False if p is not one. */
-static Bool block_drop(ThreadId vtid, void *p, UInt kind)
+/* Forget the block at p (our allocation; its size into size, whether it
+** is a small one into pooled); False if p is not one. */
+static Bool block_drop(ThreadId vtid, void *p, UInt kind, SizeT *size, Bool *pooled)
 {
   Block b;
   ULong *s = bslot((Addr)p, False);
-  if (s && *s) {
+  if ((*pooled = s && *s)) {
     b = bslot_block((Addr)p, *s);
     *s = 0;
   } else {
@@ -793,12 +857,15 @@ static Bool block_drop(ThreadId vtid, void *p, UInt kind)
     ThreadTape *t = event_begin(vtid);
     ht_stream_free(&t->s, ++g_seq, kind, (Addr)p, b.size);
   }
+  *size = b.size;
   return True;
 }
 
 static void block_free(ThreadId vtid, void *p, UInt kind)
 {
-  if (p && block_drop(vtid, p, kind)) VG_(cli_free)(p);
+  SizeT size;
+  Bool pooled;
+  if (p && block_drop(vtid, p, kind, &size, &pooled)) mem_free(p, size, pooled);
 }
 
 static void *hv_malloc(ThreadId t, SizeT n)
@@ -837,14 +904,15 @@ static void *hv_realloc(ThreadId vtid, void *p, SizeT n)
   Block b;
   if (!block_at((Addr)p, &b)) return NULL;  /* not a block of ours */
   SizeT old = b.size;
-  void *q = VG_(cli_malloc)(VG_(clo_alignment), n);
+  Bool pooled, was_pooled;
+  void *q = mem_alloc(n, VG_(clo_alignment), &pooled);
   if (!q) return NULL;
   SizeT kept = old < n ? old : n;
   VG_(memcpy)(q, p, kept);
   access_core((Addr)p, kept, HT_AK_LOAD);
-  block_drop(vtid, p, HT_K_REALLOC);
-  VG_(cli_free)(p);
-  block_keep(vtid, q, n, 0, HT_K_REALLOC);
+  block_drop(vtid, p, HT_K_REALLOC, &old, &was_pooled);
+  mem_free(p, old, was_pooled);
+  block_keep(vtid, q, n, 0, HT_K_REALLOC, pooled);
   access_core((Addr)q, kept, HT_AK_STORE);
   return q;
 }
