@@ -4,14 +4,24 @@
 # each build's tool with every access and with --access-sample 100, run in
 # turn within each round (so a loaded machine weighs on all alike), on the
 # workloads of bench/access_workloads.sh. Prints the median CPU time
-# (user + sys) of ROUNDS runs of each, and ratios to --tool=none.
-# usage: ROUNDS=5 [PROGS="lua5.4 perl"] sh bench/access_ab.sh BUILD_A BUILD_B
-# (two build dirs; PROGS: sqlite3 python3 lua5.4 perl by default)
+# (user + sys) of ROUNDS runs of each, and ratios: B / A, and each to
+# --tool=none.
+# usage: ROUNDS=5 [PROGS="lua5.4 perl"] [VARIANTS="none a100 b100"]
+#        [ACCESS_N=400000 ACCESS_ROWS=60000] sh bench/access_ab.sh BUILD_A BUILD_B
+# (two build dirs; PROGS: sqlite3 python3 lua5.4 perl by default; VARIANTS,
+# of none dhat a1 b1 a100 b100 (all by default): which to run. The long
+# workloads (ACCESS_N=400000 ACCESS_ROWS=60000) measure the cost per
+# allocation and access; there DHAT and every access take 10-40 s a run:
+# VARIANTS="none a100 b100" measures the sampled tool alone.)
 set -u
 cd "$(dirname "$0")/.."
 [ $# = 2 ] || { echo "usage: sh bench/access_ab.sh BUILD_A BUILD_B"; exit 2; }
+for d in "$1" "$2"; do
+  [ -e "$d/valgrind/heaptape-amd64-linux" ] || { echo "$d/valgrind/heaptape-amd64-linux missing"; exit 2; }
+done
 A=$(cd "$1" && pwd)/valgrind B=$(cd "$2" && pwd)/valgrind
 ROUNDS=${ROUNDS:-5}
+variants=${VARIANTS:-none dhat a1 b1 a100 b100}
 T=$(mktemp -d /tmp/ht-bench-ab.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 . bench/access_workloads.sh
@@ -24,23 +34,41 @@ tool() {  # tool DIR SAMPLE CMD...
   d=$1 s=$2; shift 2
   VALGRIND_LIB=$d cpu valgrind -q --tool=heaptape --tape="$T/t.tape" --access-sample="$s" "$@"
 }
+run() {  # run VARIANT CMD...
+  v=$1; shift
+  case $v in
+    none) cpu valgrind -q --tool=none "$@" ;;
+    dhat) cpu valgrind -q --tool=dhat --dhat-out-file="$T/dhat.out" "$@" ;;
+    a1) tool "$A" 1 "$@" ;;
+    b1) tool "$B" 1 "$@" ;;
+    a100) tool "$A" 100 "$@" ;;
+    b100) tool "$B" 100 "$@" ;;
+  esac
+}
 median() { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-variants="none dhat a1 b1 a100 b100"
-echo "| program | none | dhat | A | B | A sample 100 | B sample 100 | B / A | B / dhat | B sample 100 / none |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+has() { case " $variants " in *" $1 "*) return 0 ;; esac; return 1; }
+# Header: the variants, then the ratios their presence allows.
+ratios=""
+for p in "b1 a1" "b100 a100" "b1 dhat" "a100 none" "b100 none"; do
+  set -- $p; has "$1" && has "$2" && ratios="$ratios $1/$2"
+done
+printf '| program |'; for v in $variants; do printf ' %s |' "$v"; done
+for r in $ratios; do printf ' %s |' "$r"; done; echo
+printf '|---|'; for v in $variants $ratios; do printf -- '---|'; done; echo
 for prog in ${PROGS:-sqlite3 python3 lua5.4 perl}; do
   access_argv "$prog"; set -- "$AW1" "$AW2" "$AW3"
   for v in $variants; do : >"$T/$v"; done
   r=0
   while [ $r -lt "$ROUNDS" ]; do
-    cpu valgrind -q --tool=none "$@" >>"$T/none"
-    cpu valgrind -q --tool=dhat --dhat-out-file="$T/dhat.out" "$@" >>"$T/dhat"
-    tool "$A" 1 "$@" >>"$T/a1"; tool "$B" 1 "$@" >>"$T/b1"
-    tool "$A" 100 "$@" >>"$T/a100"; tool "$B" 100 "$@" >>"$T/b100"
+    for v in $variants; do run "$v" "$@" >>"$T/$v"; done
     r=$((r + 1))
   done
-  for v in $variants; do eval "m_$v=\$(median \"\$T/\$v\")"; done
-  awk -v p="$prog" -v n="$m_none" -v d="$m_dhat" -v a="$m_a1" -v b="$m_b1" -v as="$m_a100" -v bs="$m_b100" \
-    'BEGIN {printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
-            p, n, d, a, b, as, bs, b / a, b / d, bs / n}'
+  printf '| %s |' "$prog"
+  for v in $variants; do m=$(median "$T/$v"); eval "m_$v=$m"; printf ' %s |' "$m"; done
+  for r in $ratios; do
+    eval "x=\$m_${r%/*} y=\$m_${r#*/}"
+    awk -v x="$x" -v y="$y" 'BEGIN {printf " %.2f |", x / y}'
+  done
+  echo
 done
+echo "(load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
