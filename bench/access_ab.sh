@@ -9,7 +9,10 @@
 # usage: ROUNDS=5 [PROGS="lua5.4 perl"] [VARIANTS="none a100 b100"]
 #        [ACCESS_N=400000 ACCESS_ROWS=60000] sh bench/access_ab.sh BUILD_A BUILD_B
 # (two build dirs; PROGS: sqlite3 python3 lua5.4 perl by default; VARIANTS,
-# of none dhat a1 b1 a100 b100 (all by default): which to run. The long
+# of none dhat a1 b1 a100 b100 (the default) and massif (Valgrind's heap
+# profiler: malloc replaced, a stack per allocation, no access
+# instrumented) and b0 (B keeping no access: --access-sample=1000000000):
+# which to run. The long
 # workloads (ACCESS_N=400000 ACCESS_ROWS=60000) measure the cost per
 # allocation and access; there DHAT and every access take 10-40 s a run:
 # VARIANTS="none a100 b100" measures the sampled tool alone.)
@@ -43,13 +46,15 @@ run() {  # run VARIANT CMD...
     b1) tool "$B" 1 "$@" ;;
     a100) tool "$A" 100 "$@" ;;
     b100) tool "$B" 100 "$@" ;;
+    b0) tool "$B" 1000000000 "$@" ;;
+    massif) cpu valgrind -q --tool=massif --massif-out-file="$T/massif.out" "$@" ;;
   esac
 }
 median() { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 has() { case " $variants " in *" $1 "*) return 0 ;; esac; return 1; }
 # Header: the variants, then the ratios their presence allows.
 ratios=""
-for p in "b1 a1" "b100 a100" "b1 dhat" "a100 none" "b100 none"; do
+for p in "b1 a1" "b100 a100" "b1 dhat" "a100 none" "b100 none" "b0 none" "massif none"; do
   set -- $p; has "$1" && has "$2" && ratios="$ratios $1/$2"
 done
 printf '| program |'; for v in $variants; do printf ' %s |' "$v"; done
