@@ -35,15 +35,68 @@ static uint32_t model_loc_named(HtModel *m, const char *name, uint64_t frame)
   return (uint32_t)id;
 }
 
-/* Location of a stack: its site key (ht_frames_site_name), the name of its
-** innermost meaningful frame. */
-static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
+/* Location of a stack the long way: its site key (ht_frames_site_name). */
+static uint32_t model_loc_named_stack(HtModel *m, uint32_t stack)
 {
   char name[1024];
   uint64_t frame;
   ht_frames_site_name(m->r, stack, m->o.wrappers, m->o.nwrappers, name,
                       sizeof(name), &frame);
   return model_loc_named(m, name, frame);
+}
+
+/* A frame's levels << 8 | its first level that is not plumbing (255 when
+** all are), memoised by frame value; UINT64_MAX on OOM. */
+static uint64_t model_frame_memo(HtModel *m, uint64_t frame)
+{
+  uint64_t *v = ht_map_get(&m->frame_memo, frame);
+  if (v) return *v;
+  HtFrameInfo fi[16];
+  size_t k = ht_frames_info(m->r, frame, fi, HT_COUNTOF(fi)), j = 0;
+  while (j < k && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers)) j++;
+  uint64_t memo = (uint64_t)k << 8 | (j < k ? j : 255);
+  if (ht_map_put(&m->frame_memo, frame, memo)) return UINT64_MAX;
+  return memo;
+}
+
+/* Location of a stack: its site key (ht_frames_site_name), the name of its
+** innermost meaningful frame. The key is the name of one level (a frame,
+** a place in its inline chain): sites are many, their distinct first
+** levels few, so the levels' plumbing and the location of a level are
+** memoised (while the tape names no more: ht_reader_names_gen). */
+static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
+{
+  uint64_t gen = ht_reader_names_gen(m->r);
+  if (gen != m->memo_gen) {
+    ht_map_clear(&m->frame_memo);
+    ht_map_clear(&m->level_loc);
+    m->memo_gen = gen;
+  }
+  uint64_t frames[256];
+  size_t n = stack ? ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames)) : 0;
+  if (!n) return model_loc_named_stack(m, stack);
+  HtFrameInfo lv = {.frame = frames[0]};  /* all plumbing: the innermost level */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t memo = model_frame_memo(m, frames[i]);
+    if (memo == UINT64_MAX) return model_loc_named_stack(m, stack);
+    if ((memo & 255) != 255) {
+      lv.frame = frames[i];
+      lv.level = (unsigned)(memo & 255);
+      break;
+    }
+  }
+  uint64_t key;
+  if (!ht_frames_level_key(&lv, &key)) return model_loc_named_stack(m, stack);
+  uint64_t *v = ht_map_get(&m->level_loc, key);
+  if (v) return (uint32_t)*v;
+  HtFrameInfo fi[16];
+  size_t k = ht_frames_info(m->r, lv.frame, fi, HT_COUNTOF(fi));
+  if (lv.level >= k) return model_loc_named_stack(m, stack);
+  char name[1024];
+  ht_frames_format(&fi[lv.level], name, sizeof(name));
+  uint32_t loc = model_loc_named(m, name, lv.frame);
+  if (loc != HT_LOC_NONE && ht_map_put(&m->level_loc, key, loc)) m->oom = 1;
+  return loc;
 }
 
 /* Add `over` to a location's override list (each pair once). */
@@ -393,7 +446,8 @@ int ht_model_init(HtModel *m, HtReader *r, const HtModelOpts *o)
   ht_resolve_lean(&m->rs, r && ht_reader_sealed(r));  /* the model needs no more */
   if (ht_map_init(&m->site_of, 1024) || ht_strtab_init(&m->loc_name, 256) ||
       ht_map_init(&m->over_seen, 256) || ht_map_init(&m->over_of, 256) ||
-      ht_map_init(&m->th_of, 16)) {
+      ht_map_init(&m->th_of, 16) || ht_map_init(&m->frame_memo, 256) ||
+      ht_map_init(&m->level_loc, 256)) {
     ht_model_free(m);
     return HEAPTAPE_E_NOMEM;
   }
@@ -409,6 +463,8 @@ void ht_model_free(HtModel *m)
   }
   free(m->loc); ht_strtab_free(&m->loc_name); free(m->site); free(m->th);
   ht_map_free(&m->site_of);
+  ht_map_free(&m->frame_memo);
+  ht_map_free(&m->level_loc);
   ht_map_free(&m->over_seen);
   free(m->over);
   ht_map_free(&m->over_of);

@@ -147,6 +147,10 @@ struct HtModel {
   uint32_t nloc;             /* used */
   size_t cloc;               /* allocated */
   HtStrtab loc_name;         /* location names: id = location index */
+  HtMap frame_memo;          /* frame value -> its levels << 8 | its first
+                                level that is not plumbing (255: none) */
+  HtMap level_loc;           /* level key (ht_frames_level_key) -> location */
+  uint64_t memo_gen;         /* ht_reader_names_gen the two memos hold for */
   HtMap over_seen;           /* (loc, over, kind) triples already listed */
   uint64_t *over;            /* (site << 32 | site of the block replaced) of
                                 reallocations, each pair once, first seen first */

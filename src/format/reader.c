@@ -176,6 +176,7 @@ static const char *dict_ref(HtReader *r, uint32_t dict, uint64_t ref)
 /* Load the records of one DICT body; returns 0, or -1 when it is malformed. */
 static int reader_dict(HtReader *r, uint32_t dict, const uint8_t *p, const uint8_t *end)
 {
+  r->names_gen++;
   while (p < end) {
     uint8_t t = *p++;
     uint64_t a, n, v[5];
@@ -766,6 +767,7 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev)
   uint8_t *bid = (uint8_t *)path + ev->len + 1;
   if (ev->build_id_len) memcpy(bid, ev->build_id, ev->build_id_len);
   r->mods[r->nmods++] = (Module){path, bid, ev->build_id_len, ev->addr, lo, hi};
+  r->names_gen++;
 }
 
 /* -- Merge ---------------------------------------------------------------- */
@@ -1235,6 +1237,9 @@ size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
 
 /* Highest stack node id. */
 uint32_t ht_reader_stack_count(const HtReader *r) { return r->nnodes - 1; }
+
+/* Changes whenever the tape names more (caches of frame names check it). */
+uint64_t ht_reader_names_gen(const HtReader *r) { return r->names_gen; }
 
 /* Inline chain of a native address. */
 size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out)

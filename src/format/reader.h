@@ -235,6 +235,10 @@ const HtLocation *ht_reader_location(const HtReader *r, uint64_t id) HT_HIDDEN;
 /* 1 if the dictionary declares Python or Ruby locations (lkind
 ** HT_L_RTLOC_MIN or later): a tape of version HT_VERSION_RTLOC at least. */
 int ht_reader_rtlocs(const HtReader *r) HT_HIDDEN;
+/* A number that changes whenever the tape names more: a dictionary
+** loaded, a module learned. A cache of frame names or of plumbing is valid
+** while it stays the same. */
+uint64_t ht_reader_names_gen(const HtReader *r) HT_HIDDEN;
 /* Module containing ip (from MODULE events seen so far or in the scan):
 ** path and base, or NULL. */
 const char *ht_reader_module(const HtReader *r, uint64_t ip, uint64_t *base) HT_HIDDEN;

@@ -109,6 +109,7 @@ struct HtReader {
   uint64_t act_max;          /* a followed tape: largest seq0 opened so far */
   uint64_t reordered;        /* packets opened after one with a larger seq0 */
   uint64_t seq_last;         /* sequence number last delivered */
+  uint64_t names_gen;        /* bumped when a dictionary or module is loaded */
   int have_ts;               /* ts_base is set (from a packet) */
 };
 
