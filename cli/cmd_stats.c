@@ -250,7 +250,7 @@ int cmd_stats(int argc, char **argv)
   if (ht_cli_open_tape(path, &r)) return HT_EXIT_FAIL;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  HtModelOpts mo = {.at_ns = UINT64_MAX, .arg = &t0,
+  HtModelOpts mo = {.at_ns = UINT64_MAX, .arg = &t0, .no_sites = 1,
                     .progress = isatty(2) ? stats_progress : NULL};
   HtModel m;
   if (ht_model_init(&m, r, &mo)) {

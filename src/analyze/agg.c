@@ -572,8 +572,11 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
     case HT_A_TOTALS: agg_totals(m, &d); break;
     case HT_A_COUNTS: agg_counts(m, &d); break;
     case HT_A_THREADS: agg_threads(m, &d); break;
-    case HT_A_SITES: if (!map) agg_sites(m, &d, &map, &nmap); else d.bad = 1; break;
-    case HT_A_OVERS: agg_overs(m, &d, map, nmap); break;  /* after SITES */
+    case HT_A_SITES:
+      if (map) d.bad = 1;
+      else if (!m->o.no_sites || sn || at) agg_sites(m, &d, &map, &nmap);
+      break;
+    case HT_A_OVERS: if (map || !m->o.no_sites) agg_overs(m, &d, map, nmap); break;  /* after SITES */
     case HT_A_TIMELINE: agg_timeline(m, &d); break;
     case HT_A_SNAPS:  /* after SITES */
       if (sn) {  /* the pass's duration, as agg_load gives it, once TOTALS is read */

@@ -133,6 +133,9 @@ typedef struct HtModelOpts {
   int split;                 /* one site per (stack, thread, domain), as
                                 the pprof export labels them */
   uint64_t since_ns;         /* count HtSite.recent from this time on */
+  int no_sites;              /* the caller reads totals and threads only:
+                                a sealed tape's sites are not loaded (a
+                                pass still makes them) */
   void *arg;                 /* argument of the callbacks */
 } HtModelOpts;
 

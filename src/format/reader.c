@@ -322,6 +322,8 @@ static int packet_cmp(const void *a, const void *b)
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int nodes_room(HtReader *r, size_t need);
+
 /* Index every packet, load dictionaries and the trailer. */
 static int reader_scan(HtReader *r, uint64_t off)
 {
@@ -400,6 +402,12 @@ static int reader_scan(HtReader *r, uint64_t off)
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       uint8_t *own;
       const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      uint64_t first, nn;  /* STACKS: "first n" open the body; room for them at once */
+      const uint8_t *q = b;
+      if (b && kind == HT_P_STACKS && !ht_ruleb128(&q, b + pr.rawlen, &first) &&
+          !ht_ruleb128(&q, b + pr.rawlen, &nn) && first == r->nnodes &&
+          nn <= (uint64_t)(b + pr.rawlen - q) / 2)
+        nodes_room(r, (size_t)(first + nn));
       int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
       free(own);
       if (bad) {
@@ -468,15 +476,29 @@ static int reader_scan(HtReader *r, uint64_t off)
 
 /* -- Stacks --------------------------------------------------------------- */
 
+/* Room for need nodes: the capacity doubles, and the new slots are left
+** as they are (every node is written when added: a sealed tape's 558k
+** nodes of cc1plus were zeroed, then copied, several times over). 0 or -1. */
+static int nodes_room(HtReader *r, size_t need)
+{
+  if (need <= r->capnodes) return 0;
+  size_t c = (size_t)r->capnodes * 2;
+  if (c < need) c = need;
+  if (c > UINT32_MAX - 1) c = UINT32_MAX - 1;
+  if (need > c) return -1;
+  StackNode *p = realloc(r->nodes, c * sizeof(StackNode));
+  if (!p) return -1;
+  r->nodes = p;
+  r->capnodes = (uint32_t)c;
+  return 0;
+}
+
 /* Add node (parent, frame) as the next id (node_intern enters it in its
 ** table; a sealed tape's STACKS name each node once, in id order, and no
 ** event adds any: its table is left empty). 0 when out of memory. */
 uint32_t ht_reader_node_append(HtReader *r, uint32_t parent, uint64_t frame)
 {
-  size_t cap = r->capnodes;
-  if (r->nnodes >= UINT32_MAX - 1 ||
-      ht_grow(&r->nodes, &cap, (size_t)r->nnodes + 1, sizeof(StackNode))) return 0;
-  r->capnodes = (uint32_t)cap;
+  if (HT_UNLIKELY(r->nnodes >= r->capnodes) && nodes_room(r, (size_t)r->nnodes + 1)) return 0;
   uint32_t id = r->nnodes++;
   r->nodes[id].frame = frame;
   r->nodes[id].parent = parent;
