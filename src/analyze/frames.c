@@ -279,6 +279,24 @@ size_t ht_frames_levels_counted(const HtReader *r, uint32_t stack, const char *c
   return frames_levels(r, stack, wrappers, nwrappers, out, max, 1, NULL, NULL, below);
 }
 
+/* Levels of a stack from a node's level outward, those past max counted
+** through the memo. */
+size_t ht_frames_levels_at(const HtReader *r, uint32_t node, unsigned level, HtFrameInfo *out,
+                           size_t max, uint32_t *below)
+{
+  size_t got = 0, total = 0;
+  for (; node; node = ht_reader_stack_parent(r, node), level = 0) {
+    if (got == max && total) return total + frames_below(r, node, below);
+    HtFrameInfo fi[16];
+    size_t k = frames_info(r, ht_reader_stack_frame(r, node), fi, HT_COUNTOF(fi), NULL, NULL);
+    for (size_t j = level; j < k; j++) {
+      if (got < max) out[got++] = fi[j];
+      total++;
+    }
+  }
+  return total;
+}
+
 /* Levels of a stack, with fallback symbols. */
 size_t ht_frames_levels_sym(const HtReader *r, uint32_t stack, const char *const *wrappers,
                             size_t nwrappers, HtFramesSymFn sym, void *arg,

@@ -62,6 +62,12 @@ size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,
                            char *buf, size_t len, uint64_t *frame) HT_HIDDEN;
 
+/* The same from level `level` of node `node` outward, when the levels before
+** it are the plumbing ht_frames_levels drops (the stack shorter than 256
+** frames): the levels every list shows of the stacks through that node. */
+size_t ht_frames_levels_at(const HtReader *r, uint32_t node, unsigned level, HtFrameInfo *out,
+                           size_t max, uint32_t *below) HT_HIDDEN;
+
 /* -- A tape being written: symbols not on the tape yet --------------------- */
 
 /* Names a native address the tape does not: its inline chain, innermost

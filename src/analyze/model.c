@@ -59,6 +59,39 @@ static uint64_t model_frame_memo(HtModel *m, uint64_t frame)
   return memo;
 }
 
+/* A frame's first level that is not plumbing (its levels when all are),
+** *levels its levels: from the memo when it holds the frame. */
+unsigned ht_model_frame_first(const HtModel *m, uint64_t frame, unsigned *levels)
+{
+  const uint64_t *v = m->memo_gen == ht_reader_names_gen(m->r)
+                    ? ht_map_get(&m->frame_memo, frame) : NULL;
+  if (v) {
+    *levels = (unsigned)(*v >> 8);
+    return (*v & 255) == 255 ? *levels : (unsigned)(*v & 255);
+  }
+  HtFrameInfo fi[16];
+  size_t k = ht_frames_info(m->r, frame, fi, HT_COUNTOF(fi)), j = 0;
+  while (j < k && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers)) j++;
+  *levels = (unsigned)k;
+  return (unsigned)j;
+}
+
+/* The first level of a stack that is not plumbing: 1 with its node and
+** level, 0 when there is none among its first 256 frames. */
+int ht_model_first_kept(const HtModel *m, uint32_t stack, uint32_t *node, unsigned *level)
+{
+  unsigned levels;
+  for (unsigned i = 0; stack && i < 256; i++, stack = ht_reader_stack_parent(m->r, stack)) {
+    unsigned j = ht_model_frame_first(m, ht_reader_stack_frame(m->r, stack), &levels);
+    if (j < levels) {
+      *node = stack;
+      *level = j;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Location of a stack: its site key (ht_frames_site_name), the name of its
 ** innermost meaningful frame. The key is the name of one level (a frame,
 ** a place in its inline chain): sites are many, their distinct first
@@ -171,8 +204,15 @@ uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt)
 /* Room for n more sites, made at once (agg.c knows how many come). */
 int ht_model_reserve_sites(HtModel *m, size_t n)
 {
-  if (ht_grow(&m->site, &m->csite, m->nsite + n, sizeof(HtSite)) ||
-      ht_map_reserve(&m->site_of, m->nsite + n)) {
+  /* Not zeroed (model_site clears each site it makes): 70k sites of
+  ** cc1plus are 14 MB. */
+  size_t need = m->nsite + n;
+  HtSite *v = need <= m->csite ? m->site : realloc(m->site, (need ? need : 1) * sizeof(HtSite));
+  if (v && need > m->csite) {
+    m->site = v;
+    m->csite = need;
+  }
+  if (!v || ht_map_reserve(&m->site_of, need)) {
     m->oom = 1;
     return -1;
   }

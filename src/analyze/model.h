@@ -240,6 +240,15 @@ int ht_model_reserve_sites(HtModel *m, size_t n) HT_HIDDEN;
 HtThread *ht_model_thread(HtModel *m, uint32_t tid) HT_HIDDEN;
 void ht_model_replaced(HtModel *m, uint32_t si, uint32_t over) HT_HIDDEN;
 
+/* Where a stack's levels as every list shows them begin (ht_frames_levels
+** drops the plumbing at its inner end), from the memo the model's site
+** naming keeps: a frame's first level that is not plumbing (its levels,
+** *levels, when all are); a stack's first such level, 1 with its node and
+** level, 0 when none of its first 256 frames has one. */
+unsigned ht_model_frame_first(const HtModel *m, uint64_t frame, unsigned *levels) HT_HIDDEN;
+int ht_model_first_kept(const HtModel *m, uint32_t stack, uint32_t *node,
+                        unsigned *level) HT_HIDDEN;
+
 /* Live bytes and blocks per location right now, into loc[].scratch (bytes);
 ** used by snapshot callbacks. */
 void ht_model_loc_live(const HtModel *m) HT_HIDDEN;

@@ -502,6 +502,7 @@ uint32_t ht_reader_node_append(HtReader *r, uint32_t parent, uint64_t frame)
   uint32_t id = r->nnodes++;
   r->nodes[id].frame = frame;
   r->nodes[id].parent = parent;
+  r->nodes[id].depth = parent && parent < id ? r->nodes[parent].depth + 1 : 1;
   return id;
 }
 
@@ -1255,6 +1256,12 @@ size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
   for (; stack && stack < r->nnodes && n < max; stack = r->nodes[stack].parent)
     out[n++] = r->nodes[stack].frame;
   return n;
+}
+
+/* Frames of the stack a node ends. */
+uint32_t ht_reader_stack_depth(const HtReader *r, uint32_t stack)
+{
+  return stack && stack < r->nnodes ? r->nodes[stack].depth : 0;
 }
 
 /* Highest stack node id. */

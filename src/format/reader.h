@@ -204,6 +204,8 @@ uint32_t ht_reader_stack_parent(const HtReader *r, uint32_t stack) HT_HIDDEN;
 /* Frames of a stack, innermost first, into out[max]; returns the depth. */
 size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
                               size_t max) HT_HIDDEN;
+/* Frames of a stack (the nodes from it to the outermost), without a walk. */
+uint32_t ht_reader_stack_depth(const HtReader *r, uint32_t stack) HT_HIDDEN;
 /* Number of stack nodes known so far (ids are 1..count). */
 uint32_t ht_reader_stack_count(const HtReader *r) HT_HIDDEN;
 

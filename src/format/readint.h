@@ -28,6 +28,8 @@ typedef struct PacketRef {
 typedef struct StackNode {
   uint64_t frame;            /* frame value */
   uint32_t parent;           /* parent global id, 0 = root */
+  uint32_t depth;            /* frames of the stack it ends (a parent's id
+                                is always below its child's) */
 } StackNode;
 
 typedef struct Module {

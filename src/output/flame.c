@@ -143,23 +143,19 @@ static uint32_t flame_path(HtFlame *fl, const HtModel *m, uint32_t *memo, uint32
 ** taken the long way (no level kept, or too deep). */
 static uint32_t flame_site_fast(HtFlame *fl, const HtModel *m, uint32_t *memo, uint32_t stack)
 {
-  size_t depth = 0;
-  for (uint32_t s = stack; s && depth <= FLAME_FRAMES; s = ht_reader_stack_parent(m->r, s))
-    depth++;
-  if (!memo || depth > FLAME_FRAMES) return 0;
-  for (uint32_t node = stack; node; node = ht_reader_stack_parent(m->r, node)) {
-    HtFrameInfo fi[16];
-    size_t n = ht_frames_info(m->r, ht_reader_stack_frame(m->r, node), fi, 16), j = 0;
-    while (j < n && ht_frames_plumbing(&fi[j], m->o.wrappers, m->o.nwrappers)) j++;
-    if (j == n) continue;
-    uint32_t at = flame_path(fl, m, memo, ht_reader_stack_parent(m->r, node));
-    for (size_t i = n; i-- > j && at != UINT32_MAX;) {
-      uint32_t nm = flame_level(fl, &fi[i]);
-      at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
-    }
-    return at;
+  uint32_t node;
+  unsigned j;
+  if (!memo || ht_reader_stack_depth(m->r, stack) > FLAME_FRAMES ||
+      !ht_model_first_kept(m, stack, &node, &j))
+    return 0;
+  HtFrameInfo fi[16];
+  size_t n = ht_frames_info(m->r, ht_reader_stack_frame(m->r, node), fi, 16);
+  uint32_t at = flame_path(fl, m, memo, ht_reader_stack_parent(m->r, node));
+  for (size_t i = n; i-- > j && at != UINT32_MAX;) {
+    uint32_t nm = flame_level(fl, &fi[i]);
+    at = nm == UINT32_MAX ? UINT32_MAX : flame_child(fl, at, nm);
   }
-  return 0;
+  return at;
 }
 
 /* The node of a site's stack, every level looked up. */
