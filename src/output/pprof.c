@@ -11,7 +11,6 @@
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "../analyze/frames.h"
-#include "../base/grow.h"
 #include "../base/strtab.h"
 #include "../../include/heaptape.h"
 
@@ -20,7 +19,7 @@ enum { V_ALLOC_N, V_ALLOC_B, V_INUSE_N, V_INUSE_B, V_COUNT };
 
 /* One sample before serialisation. */
 typedef struct PSample {
-  uint64_t *locs;            /* location ids, innermost first (owned) */
+  size_t loc0;               /* its location ids, innermost first: ids[loc0 ..] */
   size_t nlocs;              /* ids */
   int64_t v[V_COUNT];        /* values */
   Perftools__Profiles__Label lab[3]; /* thread, tid, domain */
@@ -55,6 +54,9 @@ struct HtPprof {
   size_t nmap, cmap;         /* used, allocated */
   PSample *smp;              /* samples */
   size_t nsmp, csmp;         /* used, allocated */
+  uint64_t *ids;             /* the samples' location ids, one after another
+                                (one block: 70k samples of cc1plus made 70k) */
+  size_t nids, cids;         /* used, allocated */
   int64_t *comment;          /* comment string indices */
   size_t ncomment, ccomment; /* used, allocated */
   uint64_t time_ns;          /* earliest profile time */
@@ -66,12 +68,22 @@ struct HtPprof {
 
 /* -- Tables --------------------------------------------------------------- */
 
-/* Make room for one more element of size sz in *v (void ** as void *). */
+/* Make room for one more element of size sz in *v (void ** as void *): the
+** capacity doubles, the new slots are not zeroed (every table's entries
+** are set up as they are added; zeroing cc1plus's 70k samples and 10^5
+** locations at each doubling was a quarter of the command). */
 static int pprof_grow(HtPprof *p, void *v, size_t used, size_t *cap, size_t sz)
 {
-  if (!ht_grow(v, cap, used + 1, sz)) return 0;
-  p->oom = 1;
-  return -1;
+  if (used < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *q = c <= SIZE_MAX / 2 / sz ? realloc(*(void **)v, c * sz) : NULL;
+  if (!q) {
+    p->oom = 1;
+    return -1;
+  }
+  *(void **)v = q;
+  *cap = c;
+  return 0;
 }
 
 /* Index of s in the string table, added if new (0 on OOM, which is ""). */
@@ -121,10 +133,9 @@ void ht_pprof_destroy(HtPprof *p)
 {
   if (!p) return;
   for (size_t i = 0; i < p->nloc; i++) free(p->loc[i].line);
-  for (size_t i = 0; i < p->nsmp; i++) free(p->smp[i].locs);
   ht_strtab_free(&p->str);
   free(p->fn); free(p->loc); free(p->map);
-  free(p->smp); free(p->comment);
+  free(p->smp); free(p->ids); free(p->comment);
   ht_map_free(&p->fn_of);
   free(p);
 }
@@ -294,6 +305,29 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
   int64_t k_dom = pprof_str(p, "domain"), v_rt = pprof_str(p, "runtime");
   int64_t v_nat = pprof_str(p, "native");
   uint64_t locs[256];
+  /* Room for every sample at once (no copy at each doubling: 70k samples
+  ** of cc1plus). */
+  if (p->nsmp + t->nent > p->csmp) {
+    PSample *v = realloc(p->smp, (p->nsmp + t->nent) * sizeof(PSample));
+    if (!v) p->oom = 1;
+    else {
+      p->smp = v;
+      p->csmp = p->nsmp + t->nent;
+    }
+  }
+  size_t nids = p->nids;  /* and for their location ids: at most a frame each */
+  for (uint32_t i = 0; i < t->nent; i++) {
+    uint32_t d = ht_reader_stack_depth(src->r, t->ent[i].stack);
+    nids += d < HT_COUNTOF(locs) ? d : HT_COUNTOF(locs);
+  }
+  if (nids > p->cids) {
+    uint64_t *v = realloc(p->ids, nids * sizeof(uint64_t));
+    if (!v) p->oom = 1;
+    else {
+      p->ids = v;
+      p->cids = nids;
+    }
+  }
   for (uint32_t i = 0; i < t->nent && !p->oom; i++) {
     const HtTallyEnt *e = &t->ent[i];
     if (!e->allocs && !e->bytes && !e->inuse && !e->inuse_n) continue;
@@ -301,10 +335,18 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     if (n < 0 || pprof_grow(p, &p->smp, p->nsmp, &p->csmp, sizeof(PSample))) break;
     PSample *s = &p->smp[p->nsmp];
     memset(s, 0, sizeof(*s));
-    s->locs = malloc((n ? (size_t)n : 1) * sizeof(uint64_t));
-    if (!s->locs) { p->oom = 1; break; }
+    if (p->nids + (size_t)n > p->cids) {
+      size_t c = p->cids ? p->cids * 2 : 4096;
+      while (c < p->nids + (size_t)n) c *= 2;
+      uint64_t *v = realloc(p->ids, c * sizeof(uint64_t));
+      if (!v) { p->oom = 1; break; }
+      p->ids = v;
+      p->cids = c;
+    }
     p->nsmp++;
-    memcpy(s->locs, locs, (size_t)n * sizeof(uint64_t));
+    memcpy(p->ids + p->nids, locs, (size_t)n * sizeof(uint64_t));
+    s->loc0 = p->nids;
+    p->nids += (size_t)n;
     s->nlocs = (size_t)n;
     s->v[V_ALLOC_N] = (int64_t)e->allocs;
     s->v[V_ALLOC_B] = (int64_t)e->bytes;
@@ -413,7 +455,7 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
     PSample *s = &p->smp[i];
     perftools__profiles__sample__init(&smp[i]);
     smp[i].n_location_id = s->nlocs;
-    smp[i].location_id = s->locs;
+    smp[i].location_id = p->ids + s->loc0;
     smp[i].n_value = V_COUNT;
     smp[i].value = s->v;
     smp[i].n_label = s->nlab;
