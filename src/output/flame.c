@@ -6,6 +6,7 @@
 
 #include "flame.h"
 #include "../analyze/frames.h"
+#include "../base/dec.h"
 #include "../base/escape.h"
 #include "../base/grow.h"
 #include "../base/hash.h"
@@ -191,6 +192,16 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
   memset(&fl->node[0], 0, sizeof(HtFlameNode));
   fl->nnode = 1;
   fl->nsite = m->nsite;
+  /* The tree has about as many nodes as the tape has stack nodes (cc1plus:
+  ** 492k for 559k): room made once, so the map is not rehashed five times
+  ** on the way; a bigger tree still grows. */
+  size_t guess = (size_t)ht_reader_stack_count(m->r) / 8 * 7;
+  if (ht_map_reserve(&fl->child_of, guess) ||
+      flame_grow(fl, &fl->node, (uint32_t)(guess > UINT32_MAX - 1 ? 0 : guess), &fl->cnode,
+                 sizeof(HtFlameNode))) {
+    ht_flame_free(fl);
+    return -1;
+  }
   /* stack node -> flame node + 1 (NULL when out of memory: the long way) */
   uint32_t *memo = calloc((size_t)ht_reader_stack_count(m->r) + 1, sizeof(uint32_t));
   for (uint32_t s = 0; s < m->nsite && !fl->oom; s++) {
@@ -201,6 +212,8 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
   }
   free(memo);
   if (fl->oom) { ht_flame_free(fl); return -1; }
+  ht_map_free(&fl->child_of);  /* only the build looks nodes up */
+  ht_map_free(&fl->level_of);
   return 0;
 }
 
@@ -393,20 +406,80 @@ static void flame_folded_name(FILE *f, const char *s)
   }
 }
 
+/* Output of the folded stacks gathered in a buffer (a line of cc1plus is
+** 35 names; 94 MB in all were written name by name). */
+typedef struct FoldOut {
+  FILE *f;
+  char buf[1 << 16];
+  size_t n;                  /* bytes in buf */
+} FoldOut;
+
+static void fold_flush(FoldOut *o)
+{
+  if (o->n) fwrite(o->buf, 1, o->n, o->f);
+  o->n = 0;
+}
+
+/* Append s[len] (a name without separators, or text). */
+static void fold_put(FoldOut *o, const char *s, size_t len)
+{
+  if (o->n + len > sizeof(o->buf)) {
+    fold_flush(o);
+    if (len > sizeof(o->buf)) { fwrite(s, 1, len, o->f); return; }
+  }
+  memcpy(o->buf + o->n, s, len);
+  o->n += len;
+}
+
 /* Collapsed stacks, one line per site with a non-zero value. */
 void ht_flame_folded(FILE *f, const HtFlame *fl, const HtModel *m, HtFlameMetric k)
 {
   uint32_t path[8192];
+  /* Each name's length, bit 31 set when it holds a separator (replaced
+  ** on the way out): measured once, not at every line. */
+  uint32_t *len = malloc((fl->names.n ? fl->names.n : 1) * sizeof(uint32_t));
+  FoldOut *o = malloc(sizeof(FoldOut));
+  if (len && o) {
+    for (size_t i = 0; i < fl->names.n; i++) {
+      const char *s = fl->names.str[i];
+      size_t l = strlen(s);
+      len[i] = (uint32_t)(l < (1u << 31) ? l : (1u << 31) - 1) |
+               (strpbrk(s, ";\n") || l >= (1u << 31) ? 1u << 31 : 0);
+    }
+    o->f = f;
+    o->n = 0;
+  }
   for (uint32_t s = 0; s < fl->nsite; s++) {
     uint64_t v = ht_flame_site_value(&m->site[s], k);
     if (!v) continue;
     uint32_t n = 0;
     for (uint32_t at = fl->site_node[s]; at && n < HT_COUNTOF(path); at = fl->node[at].parent)
       path[n++] = at;
-    while (n-- > 0) {
-      flame_folded_name(f, fl->names.str[fl->node[path[n]].name]);
-      if (n) fputc(';', f);
+    if (!len || !o) {  /* (out of memory: name by name) */
+      while (n-- > 0) {
+        flame_folded_name(f, fl->names.str[fl->node[path[n]].name]);
+        if (n) fputc(';', f);
+      }
+      fprintf(f, " %" PRIu64 "\n", v);
+      continue;
     }
-    fprintf(f, " %" PRIu64 "\n", v);
+    while (n-- > 0) {
+      uint32_t nm = fl->node[path[n]].name;
+      if (len[nm] >> 31) {
+        fold_flush(o);
+        flame_folded_name(f, fl->names.str[nm]);
+      } else {
+        fold_put(o, fl->names.str[nm], len[nm]);
+      }
+      if (n) fold_put(o, ";", 1);
+    }
+    char num[HT_DEC_MAX + 2];
+    num[0] = ' ';
+    char *e = ht_dec_u64(num + 1, v);
+    *e++ = '\n';
+    fold_put(o, num, (size_t)(e - num));
   }
+  if (o && len) fold_flush(o);
+  free(o);
+  free(len);
 }
