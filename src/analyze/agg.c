@@ -359,7 +359,9 @@ static void merge_add(Merge *g, uint32_t mi, uint64_t a, uint64_t b, uint64_t c)
 /* Sort the list (sites rise within a snapshot), then call each and clear. */
 static void merge_flush(Merge *g, HtSnaps *sn, int live)
 {
-  qsort(g->list, g->n, sizeof(uint32_t), u32_cmp);
+  uint32_t k = 1;  /* in order already when m's sites are the stored ones */
+  while (k < g->n && g->list[k - 1] < g->list[k]) k++;
+  if (k < g->n) qsort(g->list, g->n, sizeof(uint32_t), u32_cmp);
   for (uint32_t k = 0; k < g->n; k++) {
     uint32_t mi = g->list[k];
     if (live) ht_snaps_live(sn, mi, g->a[mi], 0);
@@ -368,6 +370,50 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
     g->mark[mi] = 0;
   }
   g->n = 0;
+}
+
+/* Make the array *v (*cap values) hold need, exactly and not zeroed (its
+** values are written as they are added); on failure it stays as it is. */
+static void agg_room(uint64_t **v, size_t *cap, size_t need)
+{
+  if (need <= *cap) return;
+  uint64_t *p = need < SIZE_MAX / sizeof(uint64_t) ? realloc(*v, need * sizeof(uint64_t)) : NULL;
+  if (!p) return;
+  *v = p;
+  *cap = need;
+}
+
+/* Skip k values (their bytes: those with the top bit clear end one). */
+static void rd_skip_fast(Rd *d, uint64_t k)
+{
+  const uint8_t *p = d->p;
+  while (k && p < d->end) k -= *p++ < 0x80;
+  d->p = p;
+  if (k) d->bad = 1;
+}
+
+/* Room in sn for what n snapshots at d (those want keeps, or all) hold
+** at most, made before they are read: cc1plus's page keeps 100 of
+** 70k-site snapshots (72 MB of pairs), which doubling copied and zeroed
+** several times over. A look over the payload's bytes, not a decoding;
+** sn's own growth takes over should the counts be wrong. */
+static void agg_snaps_room(const Rd *d, uint64_t n, const uint8_t *want, HtSnaps *sn)
+{
+  Rd q = *d;
+  size_t live = 0, calls = 0;
+  for (uint64_t i = 0; i < n && !q.bad; i++) {
+    rd_skip_fast(&q, 4);
+    uint64_t ne = rd_u(&q);
+    if (!want || want[i]) live += ne;
+    rd_skip_fast(&q, 2 * ne);
+    uint64_t nd = rd_u(&q);
+    calls += nd;
+    rd_skip_fast(&q, 3 * nd);
+  }
+  if (q.bad) return;
+  agg_room(&sn->ent, &sn->cent, sn->nent + 2 * live);
+  agg_room(&sn->entn, &sn->centn, sn->nent / 2 + live + 1);
+  agg_room(&sn->dent, &sn->cdent, sn->ndent + 3 * calls);
 }
 
 /* The snapshots, their sites mapped into m's by map (stored index -> m's).
@@ -390,6 +436,7 @@ static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtS
     m->oom = 1;
     goto done;
   }
+  agg_snaps_room(d, n, want, sn);
   uint64_t t = 0;
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     t += rd_u(d);

@@ -24,6 +24,42 @@ static void html_u64s(FILE *f, const uint64_t *v, size_t n)
   fwrite(buf, 1, at, f);
 }
 
+/* Numbers and punctuation gathered in a buffer, numbers written by hand:
+** the flame tree's 2 x 492k numbers of cc1plus through fprintf were a
+** sixth of the page. */
+typedef struct NumOut {
+  FILE *f;
+  size_t at;                 /* bytes in buf */
+  char buf[8192];
+} NumOut;
+
+/* Room for a number and a few characters. */
+static void num_room(NumOut *o)
+{
+  if (o->at > sizeof(o->buf) - HT_DEC_MAX - 8) {
+    fwrite(o->buf, 1, o->at, o->f);
+    o->at = 0;
+  }
+}
+
+static void num_ch(NumOut *o, char c)
+{
+  num_room(o);
+  o->buf[o->at++] = c;
+}
+
+static void num_u64(NumOut *o, uint64_t v)
+{
+  num_room(o);
+  o->at = (size_t)(ht_dec_u64(o->buf + o->at, v) - o->buf);
+}
+
+static void num_flush(NumOut *o)
+{
+  fwrite(o->buf, 1, o->at, o->f);
+  o->at = 0;
+}
+
 #define HTML_TOP 10     /* locations drawn apart in the stacked charts */
 #define HTML_RSS 2000   /* RSS samples drawn at most (the largest of each bin) */
 
@@ -163,10 +199,31 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnap
     ht_json_str(f, fl->names.str[i], HT_JSON_SCRIPT);
   }
   fprintf(f, "],\n\"np\":[");
-  for (uint32_t i = 0; i < fl->nnode; i++)
+  NumOut *o = malloc(sizeof(NumOut));
+  for (uint32_t i = 0; i < fl->nnode && !o; i++)  /* (out of memory: the slow way) */
     fprintf(f, "%s%ld", i ? "," : "", i ? (long)fl->node[i].parent : -1L);
+  if (o) {
+    o->f = f;
+    o->at = 0;
+    for (uint32_t i = 0; i < fl->nnode; i++) {
+      if (i) {
+        num_ch(o, ',');
+        num_u64(o, fl->node[i].parent);
+      } else {
+        num_ch(o, '-');
+        num_ch(o, '1');
+      }
+    }
+    num_flush(o);
+  }
   fprintf(f, "],\n\"nn\":[");
-  for (uint32_t i = 0; i < fl->nnode; i++) fprintf(f, "%s%" PRIu32, i ? "," : "", fl->node[i].name);
+  for (uint32_t i = 0; i < fl->nnode && !o; i++)
+    fprintf(f, "%s%" PRIu32, i ? "," : "", fl->node[i].name);
+  for (uint32_t i = 0; i < fl->nnode && o; i++) {
+    if (i) num_ch(o, ',');
+    num_u64(o, fl->node[i].name);
+  }
+  if (o) num_flush(o);
   fprintf(f, "],\n\"locs\":[");
   for (uint32_t i = 0; i < m->nloc; i++) {
     if (i) fputc(',', f);
@@ -176,10 +233,26 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnap
   fprintf(f, "],\n\"sites\":[");
   for (uint32_t i = 0; i < m->nsite; i++) {
     const HtSite *x = &m->site[i];
-    fprintf(f, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", i ? ",\n" : "", fl->site_node[i], x->loc,
-            x->f.allocs, x->f.bytes, x->f.peak, x->f.live, x->f.live_n, x->f.temp, x->f.frees);
+    if (!o) {
+      fprintf(f, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+              ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", i ? ",\n" : "", fl->site_node[i], x->loc,
+              x->f.allocs, x->f.bytes, x->f.peak, x->f.live, x->f.live_n, x->f.temp, x->f.frees);
+      continue;
+    }
+    const uint64_t v[] = {fl->site_node[i], x->loc, x->f.allocs, x->f.bytes, x->f.peak,
+                          x->f.live, x->f.live_n, x->f.temp, x->f.frees};
+    if (i) {
+      num_ch(o, ',');
+      num_ch(o, '\n');
+    }
+    for (size_t j = 0; j < HT_COUNTOF(v); j++) {
+      num_ch(o, j ? ',' : '[');
+      num_u64(o, v[j]);
+    }
+    num_ch(o, ']');
   }
+  if (o) num_flush(o);
+  free(o);
   fprintf(f, "],\n\"snap\":{\"step\":%" PRIu64 ",\"t\":", s->step);
   html_u64s(f, s->t, s->n);
   fprintf(f, ",\"heap\":");
