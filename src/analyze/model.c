@@ -105,15 +105,17 @@ static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
     ht_map_clear(&m->level_loc);
     m->memo_gen = gen;
   }
-  uint64_t frames[256];
-  size_t n = stack ? ht_reader_stack_frames(m->r, stack, frames, HT_COUNTOF(frames)) : 0;
-  if (!n) return model_loc_named_stack(m, stack);
-  HtFrameInfo lv = {.frame = frames[0]};  /* all plumbing: the innermost level */
-  for (size_t i = 0; i < n; i++) {
-    uint64_t memo = model_frame_memo(m, frames[i]);
+  if (!ht_reader_stack_depth(m->r, stack)) return model_loc_named_stack(m, stack);
+  /* All plumbing: the innermost level. (The walk stops at the first kept
+  ** frame: it seldom goes past a few nodes.) */
+  HtFrameInfo lv = {.frame = ht_reader_stack_frame(m->r, stack)};
+  uint32_t node = stack;
+  for (unsigned i = 0; node && i < 256; i++, node = ht_reader_stack_parent(m->r, node)) {
+    uint64_t frame = ht_reader_stack_frame(m->r, node);
+    uint64_t memo = model_frame_memo(m, frame);
     if (memo == UINT64_MAX) return model_loc_named_stack(m, stack);
     if ((memo & 255) != 255) {
-      lv.frame = frames[i];
+      lv.frame = frame;
       lv.level = (unsigned)(memo & 255);
       break;
     }
