@@ -21,6 +21,7 @@ typedef struct HtFlameNode {
   uint32_t child;            /* first child + 1, 0 if none */
   uint32_t sib;              /* next sibling + 1, 0 if none */
   uint32_t depth;            /* root = 0 */
+  uint32_t nkid;             /* children */
   uint64_t v;                /* value under the current metric (inclusive) */
 } HtFlameNode;
 
@@ -29,7 +30,8 @@ typedef struct HtFlame {
   HtFlameNode *node;         /* nodes; [0] is the root */
   uint32_t nnode;            /* used */
   size_t cnode;              /* allocated */
-  HtMap child_of;            /* (parent, name) -> node */
+  HtMap child_of;            /* (parent, name) -> node, for parents of more
+                                than FLAME_LIST children (during the build) */
   HtMap level_of;            /* level (ht_frames_level_key) -> name */
   uint32_t *site_node;       /* per site: node of its innermost frame */
   uint32_t nsite;            /* sites */
