@@ -157,6 +157,8 @@ typedef struct AddCtx {
   FrameC *fc;                /* frame cache */
   size_t nfc, cfc;           /* used, allocated */
   uint64_t *map_of_mod;      /* tally module index -> mapping id */
+  uint32_t *node_loc;        /* stack node -> its frame's whole location id
+                                (0 = not yet), or NULL (out of memory) */
 } AddCtx;
 
 /* Levels of a frame, innermost first, with fallback symbols; returns how many. */
@@ -235,31 +237,38 @@ static FrameC *pprof_frame(AddCtx *c, uint64_t frame)
 }
 
 /* Location ids of a stack, innermost first, inner plumbing dropped (the way
-** the report shows stacks); returns how many, or -1 on OOM. */
+** the report shows stacks); returns how many, or -1 on OOM. Past the first
+** kept frame a node's location is the same in every stack through it:
+** c->node_loc keeps it (70k stacks of cc1plus, 35 frames each, looked
+** each frame up in a map by value). */
 static int pprof_stack(AddCtx *c, uint32_t stack, uint64_t *out, size_t max)
 {
-  uint64_t frames[256];
-  size_t n = ht_reader_stack_frames(c->src->r, stack, frames, HT_COUNTOF(frames));
+  const HtReader *r = c->src->r;
+  size_t n = ht_reader_stack_depth(r, stack), got = 0, i = 0;
   if (n > max) n = max;
-  size_t got = 0;
-  int inner = 1;
-  for (size_t i = 0; i < n; i++) {
-    FrameC *f = pprof_frame(c, frames[i]);
+  uint32_t node = stack;
+  for (; i < n && !got; i++, node = ht_reader_stack_parent(r, node)) {
+    FrameC *f = pprof_frame(c, ht_reader_stack_frame(r, node));
     if (!f) return -1;
-    if (inner) {
-      if (f->nplumb == f->nlev) continue;
-      out[got++] = f->loc_trim;
-      inner = 0;
-    } else {
-      out[got++] = f->loc_full;
-    }
+    if (f->nplumb < f->nlev) out[got++] = f->loc_trim;
   }
-  if (inner) {  /* all plumbing: the stack as it is */
-    for (size_t i = 0; i < n; i++) {
-      FrameC *f = pprof_frame(c, frames[i]);
+  if (!got) {  /* all plumbing: the stack as it is */
+    for (i = 0, node = stack; i < n; i++, node = ht_reader_stack_parent(r, node)) {
+      FrameC *f = pprof_frame(c, ht_reader_stack_frame(r, node));
       if (!f) return -1;
       out[got++] = f->loc_full;
     }
+    return (int)got;
+  }
+  for (; i < n; i++, node = ht_reader_stack_parent(r, node)) {
+    uint64_t id = c->node_loc ? c->node_loc[node] : 0;
+    if (!id) {
+      FrameC *f = pprof_frame(c, ht_reader_stack_frame(r, node));
+      if (!f) return -1;
+      id = f->loc_full;
+      if (c->node_loc && id <= UINT32_MAX) c->node_loc[node] = (uint32_t)id;
+    }
+    out[got++] = id;
   }
   return (int)got;
 }
@@ -299,6 +308,7 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     free(c.map_of_mod);
     return HEAPTAPE_E_NOMEM;
   }
+  c.node_loc = calloc((size_t)ht_reader_stack_count(src->r) + 1, sizeof(uint32_t));
   int has_rt = 0;
   for (uint32_t i = 0; i < t->nent; i++) has_rt |= t->ent[i].rt;
   int64_t k_thread = pprof_str(p, "thread"), k_tid = pprof_str(p, "tid");
@@ -379,6 +389,7 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
   ht_map_free(&c.frame_of);
   free(c.fc);
   free(c.map_of_mod);
+  free(c.node_loc);
   return p->oom ? HEAPTAPE_E_NOMEM : 0;
 }
 
