@@ -324,6 +324,37 @@ static int packet_cmp(const void *a, const void *b)
 
 static int nodes_room(HtReader *r, size_t need);
 
+/* A packet's body into dst (rawlen bytes), decompressed when stored so;
+** 0 if damaged. */
+static int packet_body_into(HtReader *r, const uint8_t *h, const PacketRef *pr, uint8_t *dst)
+{
+  if (!(pr->flags & HT_PF_ZSTD)) {
+    if (pr->rawlen != pr->blen) return 0;
+    memcpy(dst, h + HT_PHEAD_SIZE, pr->blen);
+    return 1;
+  }
+  if (pr->rawlen > HT_PACKET_MAX) return 0;
+  size_t n = ZSTD_decompressDCtx(r->zd, dst, pr->rawlen, h + HT_PHEAD_SIZE, pr->blen);
+  return !ZSTD_isError(n) && n == pr->rawlen;
+}
+
+/* Body of a packet the scan loads (summaries, dictionaries, the trailer),
+** in the reader's scratch buffer when it must be decompressed (valid until
+** the next call); NULL if damaged. A buffer of its own per body was an
+** mmap, its page faults and a munmap for each of cc1plus's 1 MiB pieces. */
+static const uint8_t *scan_body(HtReader *r, const uint8_t *h, const PacketRef *pr)
+{
+  if (!(pr->flags & HT_PF_ZSTD)) return pr->rawlen == pr->blen ? h + HT_PHEAD_SIZE : NULL;
+  if (pr->rawlen > HT_PACKET_MAX) return NULL;
+  if ((size_t)pr->rawlen + 1 > r->scratchcap) {
+    free(r->scratch);
+    r->scratchcap = 0;
+    if (!(r->scratch = malloc((size_t)pr->rawlen + 1))) return NULL;
+    r->scratchcap = (size_t)pr->rawlen + 1;
+  }
+  return packet_body_into(r, h, pr, r->scratch) ? r->scratch : NULL;
+}
+
 /* Index every packet, load dictionaries and the trailer. */
 static int reader_scan(HtReader *r, uint64_t off)
 {
@@ -385,23 +416,23 @@ static int reader_scan(HtReader *r, uint64_t off)
       continue;
     }
     if (r->sealed && kind == HT_P_AGG) {  /* pieces in order: seq0 = offset */
-      uint8_t *own, *grown;
-      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
-      if (!b || pr.seq0 != r->agglen || r->agg_bad ||
-          !(grown = realloc(r->agg, r->agglen + pr.rawlen + 1))) {
+      /* Each piece is decompressed in place at the section's end; room
+      ** grows by doubling (cc1plus: 8 MB in 9 pieces). */
+      size_t need = r->agglen + pr.rawlen + 1, c = r->aggcap * 2;
+      uint8_t *grown = r->agg;
+      if (need > r->aggcap && !r->agg_bad && (grown = realloc(r->agg, c > need ? c : need)))
+        r->aggcap = c > need ? c : need;
+      if (pr.seq0 != r->agglen || r->agg_bad || !grown ||
+          !packet_body_into(r, h, &pr, (r->agg = grown) + r->agglen)) {
         r->agg_bad = 1;
       } else {
-        r->agg = grown;
-        memcpy(r->agg + r->agglen, b, pr.rawlen);
         r->agglen += pr.rawlen;
       }
-      free(own);
       off += n;
       continue;
     }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
-      uint8_t *own;
-      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = scan_body(r, h, &pr);
       uint64_t first, nn;  /* STACKS: "first n" open the body; room for them at once */
       const uint8_t *q = b;
       if (b && kind == HT_P_STACKS && !ht_ruleb128(&q, b + pr.rawlen, &first) &&
@@ -409,7 +440,6 @@ static int reader_scan(HtReader *r, uint64_t off)
           nn <= (uint64_t)(b + pr.rawlen - q) / 2)
         nodes_room(r, (size_t)(first + nn));
       int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
-      free(own);
       if (bad) {
         r->st.damaged++;
         r->st.damaged_bytes += n;
@@ -439,12 +469,10 @@ static int reader_scan(HtReader *r, uint64_t off)
       if (pr.ts0 > end_ts) end_ts = pr.ts0;
       have_ts = 1;
     } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
-      uint8_t *own;
-      const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags, &own);
+      const uint8_t *b = scan_body(r, h, &pr);
       int bad = !b;
       if (b && kind == HT_P_DICT) bad = reader_dict(r, pr.tid, b, b + pr.rawlen) != 0;
       else if (b) reader_trailer(r, b, b + pr.rawlen);
-      free(own);
       if (bad) {
         r->st.damaged++;
         ht_reader_damage(r, off, "damaged %s packet at byte %llu",
@@ -455,6 +483,11 @@ static int reader_scan(HtReader *r, uint64_t off)
     off += n;
   }
   r->scan_off = off;
+  if (!r->follow) {  /* (a followed tape's polls use it again) */
+    free(r->scratch);
+    r->scratch = NULL;
+    r->scratchcap = 0;
+  }
   /* A followed tape without T0 whose packet with the smallest ts0 came late
   ** (the writer thread's first): events decoded but not delivered yet move
   ** to the new time zero, as a reader of the whole tape would see them. */
@@ -1152,6 +1185,7 @@ void ht_reader_close(HtReader *r)
   free(r->nodes);
   free(r->nhash);
   free(r->agg);
+  free(r->scratch);
   for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
   free(r->mods);
   for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i]);

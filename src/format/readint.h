@@ -101,6 +101,9 @@ struct HtReader {
   HtReadStats meta;          /* the journal's reading, from META */
   uint8_t *agg;              /* a sealed tape's AGG body (owned), or NULL */
   size_t agglen;             /* its bytes */
+  size_t aggcap;             /* bytes allocated at agg */
+  uint8_t *scratch;          /* the scan's decompressed bodies (scan_body) */
+  size_t scratchcap;         /* bytes allocated at scratch */
   int agg_bad;               /* a piece of it is missing or out of order */
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
