@@ -229,6 +229,12 @@ static size_t frames_below(const HtReader *r, uint32_t node, uint32_t *below)
   return total;
 }
 
+/* Levels of a node and its callers, through the memo. */
+size_t ht_frames_below(const HtReader *r, uint32_t node, uint32_t *below)
+{
+  return frames_below(r, node, below);
+}
+
 /* Levels of a stack as every list shows them: inner plumbing dropped. With
 ** all == 0 the walk stops once out[max] is full (the count is then max).
 ** With below (a memo, ht_frames_levels_counted) the levels past out[max]

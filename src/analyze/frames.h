@@ -62,6 +62,9 @@ size_t ht_frames_site_name(const HtReader *r, uint32_t stack,
                            const char *const *wrappers, size_t nwrappers,
                            char *buf, size_t len, uint64_t *frame) HT_HIDDEN;
 
+/* Levels of stack node `node` and all its callers, memoised in below as
+** ht_frames_levels_counted keeps it (the stack shorter than 256 frames). */
+size_t ht_frames_below(const HtReader *r, uint32_t node, uint32_t *below) HT_HIDDEN;
 /* The same from level `level` of node `node` outward, when the levels before
 ** it are the plumbing ht_frames_levels drops (the stack shorter than 256
 ** frames): the levels every list shows of the stacks through that node. */

@@ -22,7 +22,7 @@ int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth)
   c->text_of = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t));
   c->below = calloc((size_t)ht_reader_stack_count(m->r) + 1, sizeof(uint32_t));
   if (!c->text_of || !c->below || ht_map_init(&c->line_of, 1024) || ht_strtab_init(&c->lines, 1024) ||
-      ht_strtab_init(&c->keys, 1024)) {
+      ht_strtab_init(&c->keys, 1024) || ht_map_init(&c->frame_at, 1024)) {
     ht_callers_free(c);
     return -1;
   }
@@ -36,6 +36,8 @@ void ht_callers_free(HtCallers *c)
   ht_map_free(&c->line_of);
   ht_strtab_free(&c->lines);
   ht_strtab_free(&c->keys);
+  ht_map_free(&c->frame_at);
+  free(c->pool);
   memset(c, 0, sizeof(*c));
 }
 
@@ -52,6 +54,54 @@ static int64_t callers_line(HtCallers *c, const HtFrameInfo *fi)
   int64_t id = ht_strtab_intern(&c->lines, line, NULL);
   if (id >= 0 && keyed && ht_map_put(&c->line_of, key, (uint64_t)id + 1)) return -1;
   return id;
+}
+
+/* The line ids of a frame's levels: {k, id0 .. id(k-1)} (valid until the
+** next call), or NULL when out of memory. A frame is looked up and its
+** levels named once a report, not once per stack through it. */
+static const uint32_t *callers_frame(HtCallers *c, uint64_t frame)
+{
+  uint64_t *v = ht_map_get(&c->frame_at, frame);
+  if (v) return c->pool + *v - 1;
+  HtFrameInfo fi[16];
+  size_t k = ht_frames_info(c->m->r, frame, fi, HT_COUNTOF(fi));
+  if (c->npool + k + 1 > c->cpool) {
+    size_t n = c->cpool ? c->cpool * 2 : 4096;
+    uint32_t *p = realloc(c->pool, n * sizeof(uint32_t));
+    if (!p) return NULL;
+    c->pool = p;
+    c->cpool = n;
+  }
+  size_t at = c->npool;
+  c->pool[at] = (uint32_t)k;
+  for (size_t j = 0; j < k; j++) {
+    int64_t id = callers_line(c, &fi[j]);
+    if (id < 0 || id > UINT32_MAX) return NULL;
+    c->pool[at + 1 + j] = (uint32_t)id;
+  }
+  if (ht_map_put(&c->frame_at, frame, at + 1)) return NULL;
+  c->npool += k + 1;
+  return c->pool + at;
+}
+
+/* The line ids of a stack's first levels from level `level` of node `node`
+** outward into ids[max] (as ht_frames_levels_at gives the levels); returns
+** how many levels there are, or -1 when out of memory. */
+static int64_t callers_ids(HtCallers *c, uint32_t node, unsigned level, uint32_t *ids,
+                           size_t max)
+{
+  const HtReader *r = c->m->r;
+  size_t got = 0, total = 0;
+  for (; node; node = ht_reader_stack_parent(r, node), level = 0) {
+    if (got == max && total) return (int64_t)(total + ht_frames_below(r, node, c->below));
+    const uint32_t *f = callers_frame(c, ht_reader_stack_frame(r, node));
+    if (!f) return -1;
+    for (uint32_t j = level; j < f[0]; j++) {
+      if (got < max) ids[got++] = f[1 + j];
+      total++;
+    }
+  }
+  return (int64_t)total;
 }
 
 /* Appends the character lead (if any), v in base 16 (hex) or 10, then the
@@ -82,15 +132,21 @@ int64_t ht_callers_id(HtCallers *c, uint32_t site)
   if (c->text_of[site]) return (int64_t)c->text_of[site] - 1;
   const HtModel *m = c->m;
   HtFrameInfo lv[64];
+  uint32_t ids[64];
   size_t max = c->depth < HT_COUNTOF(lv) ? c->depth : HT_COUNTOF(lv);
   uint32_t stack = m->site[site].stack, node;
   unsigned level;
   size_t total;
-  if (ht_reader_stack_depth(m->r, stack) < 256 && ht_model_first_kept(m, stack, &node, &level))
-    total = ht_frames_levels_at(m->r, node, level, lv, max < 2 ? 2 : max, c->below);
-  else  /* all plumbing, or deep: the long way */
+  int fast = ht_reader_stack_depth(m->r, stack) < 256 &&
+             ht_model_first_kept(m, stack, &node, &level);
+  if (fast) {
+    int64_t n = callers_ids(c, node, level, ids, max < 2 ? 2 : max);
+    if (n < 0) return -1;
+    total = (size_t)n;
+  } else {  /* all plumbing, or deep: the long way */
     total = ht_frames_levels_counted(m->r, stack, m->o.wrappers, m->o.nwrappers, lv,
                                      max < 2 ? 2 : max, c->below);
+  }
   char key[64 * 20 + 32];
   size_t at = 0;
   if (total < 2) {
@@ -99,7 +155,7 @@ int64_t ht_callers_id(HtCallers *c, uint32_t site)
   } else {
     size_t shown = c->depth > 2 ? (total < max ? total : max) : 2;
     for (size_t i = 1; i < shown; i++) {
-      int64_t id = callers_line(c, &lv[i]);
+      int64_t id = fast ? ids[i] : callers_line(c, &lv[i]);
       if (id < 0 || callers_put(key, sizeof(key), &at, 0, 1, (uint64_t)id, ','))
         return -1;
     }

@@ -13,6 +13,9 @@ typedef struct HtCallers {
   HtStrtab keys;             /* a stack's lines as line ids: the text's id */
   uint32_t *text_of;         /* site -> text id + 1 (0 = not yet named) */
   uint32_t *below;           /* stack node -> its and its callers' levels + 1 */
+  HtMap frame_at;            /* frame value -> its entry in pool + 1 */
+  uint32_t *pool;            /* per frame seen: its levels k, then their k line ids */
+  size_t npool, cpool;       /* used, allocated */
 } HtCallers;
 
 /* Ready for the model's sites; 0 or -1 (out of memory). */

@@ -333,6 +333,9 @@ typedef struct Group {
   int64_t id;                /* the caller lines (HtCallers), -1 if unknown */
   uint64_t key;              /* sum of the list's key over its stacks */
   uint32_t n;                /* stacks */
+  uint32_t bstack;           /* its first stack in the row's order (largest
+                                key, then lowest id): */
+  uint64_t bkey;             /* that stack's key */
 } Group;
 
 /* Larger key first (stable on the order of first appearance). */
@@ -340,7 +343,8 @@ static int report_group_cmp(const void *a, const void *b)
 {
   const Group *x = a, *y = b;
   if (x->key != y->key) return x->key > y->key ? -1 : 1;
-  return x < y ? -1 : x > y;
+  if (x->bkey != y->bkey) return x->bkey > y->bkey ? -1 : 1;  /* first appearance */
+  return x->bstack < y->bstack ? -1 : x->bstack > y->bstack;
 }
 
 /* A row's stacks: its one stack as it is; the stacks merged into a row
@@ -351,25 +355,48 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t row, SiteKey
                      const HtReportOpts *o)
 {
   const HtModel *m = w->m;
-  uint32_t *v, n = report_row_sites(w, row, k, &v);
+  /* The row's stacks in their own order, grouped as they come: a group's
+  ** place among equal keys is that of its first stack in the row's order
+  ** (the largest key, then the lowest id), so no sort of all the stacks
+  ** (10^4 in a row of cc1plus, each row in several lists). */
+  uint32_t lo = w->by_stack ? 0 : w->first[row], hi = w->by_stack ? 1 : w->first[row + 1];
+  uint32_t n = 0, best = UINT32_MAX;
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t si = w->by_stack ? row : w->order[i];
+    const HtSite *s = &m->site[si];
+    uint64_t x = report_key(&s->f, k);
+    if (!x) continue;
+    n++;
+    if (best == UINT32_MAX || x > report_key(&m->site[best].f, k) ||
+        (x == report_key(&m->site[best].f, k) && s->stack < m->site[best].stack))
+      best = si;
+  }
   Group *g = n > 1 ? calloc(n, sizeof(Group)) : NULL;
   HtMap group_of;            /* caller text id -> group + 1 */
   if (!g || ht_map_init(&group_of, n)) {
     free(g);
-    text_levels(f, m, n ? m->site[v[0]].stack : m->site[row].stack, 0, o->depth, "        ");
-    free(v);
+    text_levels(f, m, n ? m->site[best].stack : m->site[row].stack, 0, o->depth, "        ");
     return;
   }
   uint32_t ng = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t id = ht_callers_id(c, v[i]);
+  for (uint32_t i = lo; i < hi; i++) {
+    uint32_t si = w->by_stack ? row : w->order[i];
+    const HtSite *s = &m->site[si];
+    uint64_t x = report_key(&s->f, k);
+    if (!x) continue;
+    int64_t id = ht_callers_id(c, si);
     uint64_t *seen = id >= 0 ? ht_map_get(&group_of, (uint64_t)id) : NULL;
     uint32_t j = seen ? (uint32_t)*seen - 1 : ng;
     if (j == ng) {           /* (out of memory: groups of their own) */
       g[ng++].id = id;
       if (id >= 0) (void)ht_map_put(&group_of, (uint64_t)id, ng);
+      g[j].bkey = x;
+      g[j].bstack = s->stack;
+    } else if (x > g[j].bkey || (x == g[j].bkey && s->stack < g[j].bstack)) {
+      g[j].bkey = x;
+      g[j].bstack = s->stack;
     }
-    g[j].key += report_key(&m->site[v[i]].f, k);
+    g[j].key += x;
     g[j].n++;
   }
   ht_map_free(&group_of);
@@ -389,7 +416,6 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t row, SiteKey
   if (shown < ng)
     fprintf(f, "        ... %" PRIu32 " more (%.1f%%)\n", ng - shown, report_pct(rest, whole));
   free(g);
-  free(v);
 }
 
 /* The title of a list. */
