@@ -221,9 +221,11 @@ static size_t frames_below(const HtReader *r, uint32_t node, uint32_t *below)
   for (; node && !below[node] && k < HT_COUNTOF(chain); node = ht_reader_stack_parent(r, node))
     chain[k++] = node;
   size_t total = node ? below[node] - 1 : 0;
-  while (k-- > 0) {
-    HtFrameInfo fi[16];
-    total += frames_info(r, ht_reader_stack_frame(r, chain[k]), fi, HT_COUNTOF(fi), NULL, NULL);
+  while (k-- > 0) {  /* counted as frames_info gives them (16 at most), not named */
+    uint64_t frame = ht_reader_stack_frame(r, chain[k]);
+    const HtSymbol *sym;
+    size_t n = HT_FRAME_IS_LOC(frame) ? 1 : ht_reader_symbol(r, HT_FRAME_IP(frame), &sym);
+    total += n == 0 ? 1 : n < 16 ? n : 16;
     below[chain[k]] = (uint32_t)total + 1;
   }
   return total;
