@@ -292,6 +292,8 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   }
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     uint64_t v[AGG_SITE_FIELDS];
+    if (cols && i + 8 < n && !m->o.split)  /* the site map's slot of a later site */
+      ht_map_prefetch(&m->site_of, cols[(i + 8) * AGG_SITE_FIELDS]);
     if (cols) memcpy(v, &cols[i * AGG_SITE_FIELDS], sizeof(v));
     else {
       for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);

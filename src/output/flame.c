@@ -210,10 +210,17 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
   fl->nnode = 1;
   fl->nsite = m->nsite;
   /* The tree has about as many nodes as the tape has stack nodes (cc1plus:
-  ** 492k for 559k): room made once; a bigger tree still grows. */
-  size_t guess = (size_t)ht_reader_stack_count(m->r) / 8 * 7;
-  if (flame_grow(fl, &fl->node, (uint32_t)(guess > UINT32_MAX - 1 ? 0 : guess), &fl->cnode,
-                 sizeof(HtFlameNode))) {
+  ** 492k for 559k): room for that made once, not zeroed (flame_child
+  ** clears each node it makes: what is not used is never touched); a
+  ** bigger tree still grows. */
+  size_t guess = (size_t)ht_reader_stack_count(m->r) + 1;
+  HtFlameNode *room = guess > fl->cnode && guess < UINT32_MAX
+                    ? realloc(fl->node, guess * sizeof(HtFlameNode)) : fl->node;
+  if (room && guess > fl->cnode && guess < UINT32_MAX) {
+    fl->node = room;
+    fl->cnode = guess;
+  }
+  if (!room) {
     ht_flame_free(fl);
     return -1;
   }
