@@ -209,12 +209,12 @@ int ht_model_reserve_sites(HtModel *m, size_t n)
   /* Not zeroed (model_site clears each site it makes): 70k sites of
   ** cc1plus are 14 MB. */
   size_t need = m->nsite + n;
-  HtSite *v = need <= m->csite ? m->site : realloc(m->site, (need ? need : 1) * sizeof(HtSite));
-  if (v && need > m->csite) {
+  HtSite *v = need > m->csite ? realloc(m->site, need * sizeof(HtSite)) : NULL;
+  if (v) {
     m->site = v;
     m->csite = need;
   }
-  if (!v || ht_map_reserve(&m->site_of, need)) {
+  if ((need > m->csite && !v) || ht_map_reserve(&m->site_of, need)) {
     m->oom = 1;
     return -1;
   }
