@@ -102,12 +102,14 @@ for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
   # Sealing (issue 12): its rate, the sealed size, report on the sealed tape.
   cp "$W/$w.tape" "$W/$w.sealed"
   /usr/bin/time -f '%e %U %S %M' -o "$W/stime" "$HT" seal "$W/$w.sealed" 2>/dev/null
-  ss="" sr="" ps="" fs=""
+  ss="" sr="" ps="" pr="" fs="" fr="" gs="" gr="" ms="" mr=""
   i=0
   while [ $i -lt "$RUNS" ]; do
     set -- $(measure "$HT" report "$W/$w.sealed"); ss="$ss $1"; sr="$sr $2"
-    set -- $(measure "$HT" pprof -o "$W/p.pb.gz" "$W/$w.sealed"); ps="$ps $1"
-    set -- $(measure "$HT" flamegraph --folded -o "$W/f.folded" "$W/$w.sealed"); fs="$fs $1"
+    set -- $(measure "$HT" pprof -o "$W/p.pb.gz" "$W/$w.sealed"); ps="$ps $1"; pr="$pr $2"
+    set -- $(measure "$HT" flamegraph --folded -o "$W/f.folded" "$W/$w.sealed"); fs="$fs $1"; fr="$fr $2"
+    set -- $(measure "$HT" stats "$W/$w.sealed"); gs="$gs $1"; gr="$gr $2"
+    set -- $(measure "$HT" html -o "$W/r.html" "$W/$w.sealed"); ms="$ms $1"; mr="$mr $2"
     i=$((i + 1))
   done
   [ "${BENCH_READERS:-1}" = 0 ] || bench_readers "$w" "$W/$w.sealed" "$htfile" "$ev"
@@ -115,12 +117,14 @@ for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
   SEALROWS="$SEALROWS$(awk -v w="$w" -v c="$calls" -v e="$ev" -v jb="$(wc -c < "$W/$w.tape")" \
     -v sb="$(wc -c < "$W/$w.sealed")" -v hb="$(wc -c < "$htfile")" -v s="$(median $ss)" \
     -v srss="$(median $sr)" -v t="$(median $ts)" -v trss="$(median $tr)" -v p="$(median $ps)" \
-    -v f="$(median $fs)" -v stime="$(cat "$W/stime")" \
+    -v f="$(median $fs)" -v stime="$(cat "$W/stime")" -v prss="$(median $pr)" \
+    -v frss="$(median $fr)" -v g="$(median $gs)" -v grss="$(median $gr)" -v hm="$(median $ms)" \
+    -v hrss="$(median $mr)" \
     'function x(v) { return v < 0.01 ? sprintf(">%.0fx", t / 0.01) : sprintf("%.0fx", t / v) }
      BEGIN { split(stime, st, " ")
-      printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%s), %d / %d MiB | %.2f s (%s) | %.2f s (%s) |\\n",
+      printf "| %s | %.2f s wall, %.2f s CPU (%.1f M events/s), %d MiB | %.2f | %.2f | %.2f | %.2f s (%s), %d / %d MiB | %.2f s (%s), %d MiB | %.2f s (%s), %d MiB | %.2f s (%s), %d MiB | %.2f s (%s), %d MiB |\\n",
         w, st[1], st[2] + st[3], e / (st[2] + st[3]) / 1e6, st[4] / 1024, jb / c, sb / c, hb / c,
-        s, x(s), srss, trss, p, x(p), f, x(f) }')"
+        s, x(s), srss, trss, p, x(p), prss, f, x(f), frss, g, x(g), grss, hm, x(hm), hrss }')"
   h=$(median $hs); t=$(median $ts)
   awk -v w="$w" -v c="$calls" -v e="$ev" -v h="$h" -v t="$t" -v hr="$(median $hr)" -v tr="$(median $tr)" \
     'BEGIN { printf "| %s | %s | %s | %.2f s (%.1f M events/s) | %.2f s | %.2fx | %d / %d MiB |\n", w, c, e, h, e / h / 1e6, t, t / h, hr, tr }'
@@ -128,8 +132,8 @@ for w in ${BENCH_WORKLOADS:-$WORKLOADS churn long}; do
 done
 echo "(CPU seconds, user + sys, median of $RUNS runs)"
 echo
-echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape (speed-up on heaptrack_print), RSS / heaptrack_print's | pprof on it | flamegraph --folded on it |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| workload | heaptape seal | journal bytes / call | sealed bytes / call | heaptrack bytes / call | report on the sealed tape (speed-up on heaptrack_print), RSS / heaptrack_print's | pprof on it, RSS | flamegraph --folded on it, RSS | stats on it, RSS | html on it, RSS |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf "$SEALROWS"
 echo
 echo "Reading the sealed tape's events (wall, CPU, peak RSS; events/s by wall, all of the tape's events; at reads a few blocks; speed-ups: heaptrack_print's wall, CPU / heaptape's with two threads):"
