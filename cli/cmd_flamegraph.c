@@ -88,6 +88,7 @@ int cmd_flamegraph(int argc, char **argv)
   HtFlame fl;
   int ok = !ht_vizcli_pass(path, &m);
   ht_cli_warn_damage(path, r);
+  ht_reader_agg_release(r);  /* loaded: its room is the tree's */
   if (ok && !m.by_type[HT_EV_ALLOC]) ht_cli_error("warning: %s: no allocations on the tape", path);
   if (ok && ht_flame_build(&fl, &m)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));

@@ -88,6 +88,7 @@ int cmd_html(int argc, char **argv)
   int ok = got == 1 || (got == 0 && !ht_vizcli_pass(path, &m));
   if (got < 0) ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
   ht_cli_warn_damage(path, r);
+  ht_reader_agg_release(r);  /* loaded: its room is the page's */
   if (ok && m.snap_cut)
     ht_cli_error("warning: %s: times near 2^64 ns (damaged): the page has no buckets", path);
   /* (only against a trailer's end: without one the scan's end is the last

@@ -42,6 +42,7 @@ static int pprof_tape(HtPprof *p, const char *path, int mode, uint64_t at_ns,
   }
   int rc = ht_vizcli_pass(path, &m);
   ht_cli_warn_damage(path, r);
+  ht_reader_agg_release(r);  /* loaded: its room is the profile's */
   if (!rc && ht_tally_from_model(&t, &m, mode)) {
     ht_cli_error("%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     rc = -1;

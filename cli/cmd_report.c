@@ -196,6 +196,7 @@ int cmd_report(int argc, char **argv)
   ** the callbacks share one argument, so progress gives way to them. */
   if (mo.snap_ns) { m.o.arg = stdout; m.o.progress = NULL; }
   ht_agg_model(&m);  /* out of memory still reports what it has (m.oom) */
+  ht_reader_agg_release(r);  /* loaded: its room is the report's */
   if (pg.shown) fputs("\r\033[K", stderr);
   char warn[400];
   report_warn(path, r, warn, sizeof(warn));

@@ -1301,6 +1301,14 @@ uint32_t ht_reader_stack_depth(const HtReader *r, uint32_t stack)
 /* Highest stack node id. */
 uint32_t ht_reader_stack_count(const HtReader *r) { return r->nnodes - 1; }
 
+/* Free a sealed tape's AGG body once its figures are loaded. */
+void ht_reader_agg_release(HtReader *r)
+{
+  free(r->agg);
+  r->agg = NULL;
+  r->agglen = r->aggcap = 0;
+}
+
 /* Changes whenever the tape names more (caches of frame names check it). */
 uint64_t ht_reader_names_gen(const HtReader *r) { return r->names_gen; }
 

@@ -161,6 +161,9 @@ int ht_reader_sealed(const HtReader *r) HT_HIDDEN;
 /* A sealed tape's aggregate figures (the AGG body, src/analyze/agg.c), or
 ** NULL when it has none or the sealed file itself is damaged. */
 const uint8_t *ht_reader_agg(const HtReader *r, size_t *len) HT_HIDDEN;
+/* Free the AGG body (ht_reader_agg is NULL from then on): a command that
+** has loaded its figures (cc1plus: 8 MB, mostly the html page's snapshots). */
+void ht_reader_agg_release(HtReader *r) HT_HIDDEN;
 /* The tape's bytes: its header (*hdrlen bytes, checksum included) first. */
 const uint8_t *ht_reader_bytes(const HtReader *r, size_t *hdrlen) HT_HIDDEN;
 /* Whole DICT packet i (header and body, as on the tape), NULL past the end. */
