@@ -4,9 +4,35 @@
 
 #define PUMP_LOOK 16 /* events between a prefetch and its use */
 
+/* A sealed tape's events where its reader holds them, chunk after chunk: no
+** copy; the prefetch runs PUMP_LOOK events ahead inside a chunk. */
+static void pump_sealed(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply, void *ctx)
+{
+  const HtEvent *ev;
+  int n;
+  while ((n = ht_reader_events(r, &ev)) > 0) {
+    if (!prefetch) {
+      for (int i = 0; i < n; i++) apply(ctx, &ev[i]);
+      continue;
+    }
+    for (int i = 0; i < n && i < PUMP_LOOK; i++)
+      if (ev[i].type == HT_EV_ALLOC || ev[i].type == HT_EV_FREE) prefetch(ctx, &ev[i]);
+    for (int i = 0; i < n; i++) {
+      const HtEvent *ahead = &ev[i + PUMP_LOOK];
+      if (i + PUMP_LOOK < n && (ahead->type == HT_EV_ALLOC || ahead->type == HT_EV_FREE))
+        prefetch(ctx, ahead);
+      apply(ctx, &ev[i]);
+    }
+  }
+}
+
 /* Read every event of r through the ring. */
 void ht_pump_run(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply, void *ctx)
 {
+  if (ht_reader_sealed(r)) {
+    pump_sealed(r, prefetch, apply, ctx);
+    return;
+  }
   HtEvent ring[PUMP_LOOK];
   size_t head = 0, n = 0;
   for (;;) {

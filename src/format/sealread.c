@@ -182,6 +182,7 @@ typedef struct SealDec {
   SealCur *sc;               /* the block being decoded, or NULL */
   SealCur *spare;            /* a decoder to reuse (5 MiB), or NULL */
   size_t next_pk;            /* next block to open */
+  uint64_t ts_last;          /* time of the event decoded last (times made monotone) */
   uint64_t bad;              /* blocks dropped as damaged, not yet counted */
   uint64_t bad_off;          /* the first of them: its offset */
   const char *bad_what;      /* and what was wrong */
@@ -548,6 +549,7 @@ static int seal_step(SealDec *d, HtEvent *ev)
 
 typedef struct SealChunk {
   uint32_t n;                /* events */
+  uint32_t mods;             /* MODULE events among them */
   int end;                   /* the last chunk of the pass: then rc */
   int rc;                    /* 0 (no event left) or an error */
   uint64_t bad, bad_off;     /* damaged blocks met filling it, the first's offset */
@@ -589,7 +591,7 @@ static uintptr_t chunk_keep(SealChunk *ch, const void *p, size_t n, int *oom)
 static void chunk_fill(SealDec *d, SealChunk *ch)
 {
   int oom = 0;
-  ch->n = 0;
+  ch->n = ch->mods = 0;
   ch->end = ch->rc = 0;
   ch->nblob = 0;
   while (ch->n < SR_CHUNK) {
@@ -597,6 +599,9 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
     int rc = seal_step(d, ev);
     if (rc <= 0) { ch->end = 1; ch->rc = rc; break; }
     ch->n++;
+    if (ev->ts < d->ts_last) ev->ts = d->ts_last;  /* monotone, as ht_reader_next's */
+    d->ts_last = ev->ts;
+    ch->mods += ev->type == HT_EV_MODULE;
     if (ev->str || ev->build_id || ev->segs) {  /* offsets until the bytes stop moving */
       ev->str = (const char *)chunk_keep(ch, ev->str, ev->len, &oom);
       ev->build_id = (const uint8_t *)chunk_keep(ch, ev->build_id, ev->build_id_len, &oom);
@@ -659,8 +664,8 @@ static void seal_thread_stop(struct SealRead *s)
 }
 
 /* Start a pass at block r->next_pk: on a second thread when there are
-** blocks enough to gain from it. */
-static void seal_start(HtReader *r, struct SealRead *s)
+** blocks enough to gain from it. 0, or -1 out of memory. */
+static int seal_start(HtReader *r, struct SealRead *s)
 {
   static int one = -1;  /* HEAPTAPE_READ_THREADS=1: no second thread */
   if (one < 0) {
@@ -668,28 +673,31 @@ static void seal_start(HtReader *r, struct SealRead *s)
     one = e && atoi(e) == 1;
   }
   s->d.next_pk = r->next_pk;
+  s->d.ts_last = r->ts_last;
   s->d.bad = 0;
   s->mode = 1;
-  if (one || r->follow || r->npk - r->next_pk < 2) return;
-  for (int i = 0; i < SR_RING; i++)
-    if (!s->ring[i] && !(s->ring[i] = calloc(1, sizeof(SealChunk)))) return;
+  if (!s->ring[0] && !(s->ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
+  if (one || r->follow || r->npk - r->next_pk < 2) return 0;
+  for (int i = 1; i < SR_RING; i++)
+    if (!s->ring[i] && !(s->ring[i] = calloc(1, sizeof(SealChunk)))) return 0;
   if (pthread_create(&s->th, NULL, seal_thread, s) == 0) s->mode = 2;
+  return 0;
 }
 
-/* Next event from the thread's chunks: 1, 0 at the end, <0 error. */
-static int seal_take(HtReader *r, struct SealRead *s, HtEvent *ev)
+/* Make the next filled chunk the one delivered: 1, or the pass's end code
+** (0, or <0 error) once every event was delivered. Its events' times are
+** made monotone here, once a chunk. */
+static int seal_chunk(HtReader *r, struct SealRead *s)
 {
-  for (;;) {
-    if (HT_LIKELY(s->pos < s->n)) { *ev = s->cur->ev[s->pos++]; return 1; }
-    if (s->cur) {
-      if (s->cur->end) return s->cur->rc;
-      /* (Freed only now: the last event's bytes lived until this call.) */
+  SealChunk *ch = s->cur;
+  if (s->mode == 2) {
+    if (ch) {
+      if (ch->end) return ch->rc;  /* the thread has ended */
       pthread_mutex_lock(&s->mu);
       s->head = (s->head + 1) % SR_RING;
       s->count--;
       if (s->fill_waits && s->count <= SR_RING / 2) pthread_cond_signal(&s->cv);
       pthread_mutex_unlock(&s->mu);
-      s->cur = NULL;
     }
     pthread_mutex_lock(&s->mu);
     while (!s->count) {
@@ -697,16 +705,24 @@ static int seal_take(HtReader *r, struct SealRead *s, HtEvent *ev)
       pthread_cond_wait(&s->cv, &s->mu);
     }
     s->take_waits = 0;
-    s->cur = s->ring[s->head];
+    ch = s->cur = s->ring[s->head];
     pthread_mutex_unlock(&s->mu);
-    s->pos = 0;
-    s->n = s->cur->n;
-    seal_count_bad(r, s->cur->bad, s->cur->bad_off, s->cur->bad_what);
+  } else {  /* one thread: the same chunk refilled (a followed tape may grow) */
+    ch = s->cur = s->ring[0];
+    chunk_fill(&s->d, ch);
+    r->next_pk = s->d.next_pk;
   }
+  seal_count_bad(r, ch->bad, ch->bad_off, ch->bad_what);
+  s->pos = 0;
+  s->n = ch->n;
+  if (ch->n) r->ts_last = ch->ev[ch->n - 1].ts;
+  return ch->n || !ch->end ? 1 : ch->rc;
 }
 
-/* Next event of a sealed tape: blocks in order, no merge. */
-int ht_sealread_next(HtReader *r, HtEvent *ev)
+/* Up to max next events of the pass, in place in the chunk: their count
+** (*evs), 0 at the end, <0 error. A MODULE event comes alone, its module
+** learnt as it is delivered (as ht_reader_next does). */
+static int seal_events(HtReader *r, HtEvent **evs, uint32_t max)
 {
   struct SealRead *s = r->sr;
   if (!s) {
@@ -717,20 +733,49 @@ int ht_sealread_next(HtReader *r, HtEvent *ev)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
   }
-  if (!s->mode) seal_start(r, s);
-  int rc;
-  if (s->mode == 2) rc = seal_take(r, s, ev);
-  else {
-    rc = seal_step(&s->d, ev);
-    r->next_pk = s->d.next_pk;
-    seal_count_bad(r, s->d.bad, s->d.bad_off, s->d.bad_what);
-    s->d.bad = 0;
+  if (!s->mode && seal_start(r, s)) return HEAPTAPE_E_NOMEM;
+  while (s->pos >= s->n) {
+    int rc = seal_chunk(r, s);
+    if (rc <= 0) return rc;
   }
-  if (rc <= 0) return rc;
-  if (ev->ts < r->ts_last) ev->ts = r->ts_last;
-  r->ts_last = ev->ts;
-  if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);
-  return 1;
+  HtEvent *ev = &s->cur->ev[s->pos];
+  uint32_t n = s->n - s->pos;
+  if (n > max) n = max;
+  if (s->cur->mods) {
+    if (ev->type == HT_EV_MODULE) {
+      ht_reader_learn_module(r, ev);
+      n = 1;
+    } else
+      for (uint32_t i = 1; i < n; i++)
+        if (ev[i].type == HT_EV_MODULE) { n = i; break; }
+  }
+  s->pos += n;
+  *evs = ev;
+  return (int)n;
+}
+
+/* Next event of a sealed tape: blocks in order, no merge. */
+int ht_sealread_next(HtReader *r, HtEvent *ev)
+{
+  HtEvent *p;
+  int rc = seal_events(r, &p, 1);
+  if (rc > 0) *ev = *p;
+  return rc;
+}
+
+/* The next events of a sealed tape in place: their count, 0 at the end,
+** <0 error (or a journal). */
+int ht_reader_events(HtReader *r, const HtEvent **evs)
+{
+  if (!r->sealed) return HEAPTAPE_E_MISUSE;
+  if (r->pass == 0) r->pass = 1;
+  HtEvent *p;
+  int rc = seal_events(r, &p, SR_CHUNK);
+  if (rc > 0) {
+    *evs = p;
+    r->st.delivered += (uint64_t)rc;
+  }
+  return rc;
 }
 
 /* A sealed tape: read on from the block holding the first event after ts
