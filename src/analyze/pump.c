@@ -3,14 +3,15 @@
 #include "pump.h"
 
 #define PUMP_LOOK 16 /* events between a prefetch and its use */
+#define PUMP_BATCH 64 /* a sealed tape's events taken at once */
 
-/* A sealed tape's events where its reader holds them, chunk after chunk: no
-** copy; the prefetch runs PUMP_LOOK events ahead inside a chunk. */
+/* A sealed tape's events, PUMP_BATCH at a time (a MODULE alone: the batch
+** ends before it); the prefetch runs PUMP_LOOK events ahead inside a batch. */
 static void pump_sealed(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply, void *ctx)
 {
-  const HtEvent *ev;
+  HtEvent ev[PUMP_BATCH];
   int n;
-  while ((n = ht_reader_events(r, &ev)) > 0) {
+  while ((n = ht_reader_events(r, ev, PUMP_BATCH)) > 0) {
     if (!prefetch) {
       for (int i = 0; i < n; i++) apply(ctx, &ev[i]);
       continue;

@@ -148,10 +148,11 @@ void ht_reader_hold(HtReader *r, uint64_t ts) HT_HIDDEN;
 /* Next event in global order: 1 delivered, 0 at the end. Damage inside a
 ** packet drops the rest of that packet (counted in stats), never fails. */
 int ht_reader_next(HtReader *r, HtEvent *ev) HT_HIDDEN;
-/* A sealed tape: its next events in place, as ht_reader_next would deliver
-** them one by one (a MODULE event comes alone): their count, 0 at the end,
-** <0 error or a journal. *evs stays valid until the next call. */
-int ht_reader_events(HtReader *r, const HtEvent **evs) HT_HIDDEN;
+/* A sealed tape: up to max next events into buf, as ht_reader_next would
+** deliver them one by one (a MODULE event comes alone): their count, 0 at
+** the end, <0 error or a journal. Their pointers stay valid until the next
+** call. */
+int ht_reader_events(HtReader *r, HtEvent *buf, int max) HT_HIDDEN;
 /* Rewind to the first event (stacks keep their ids). */
 int ht_reader_rewind(HtReader *r) HT_HIDDEN;
 /* A sealed tape: rewind, then skip the blocks wholly before time ts (the
