@@ -37,18 +37,69 @@ static unsigned life_tbucket(uint64_t ns)
   return b < HT_LIFE_TBUCKETS ? b : HT_LIFE_TBUCKETS - 1;
 }
 
+/* The macro lifetime of a block living d operations, in %. */
+static double life_pct(const HtLife *l, uint64_t d)
+{
+  return l->nops ? 100.0 * (double)d / (double)l->nops : 0;
+}
+
+/* Whether a lifetime of d operations is at least at threshold k: k < 0 at
+** least the range's start and in bin -k or above, k = 1 past the range's
+** end, k = 2 at least 1%. Each is monotone in d. */
+static int life_at_least(const HtLife *l, uint64_t d, long k)
+{
+  double pct = life_pct(l, d);
+  if (k == 1) return pct > l->o.hi;
+  if (k == 2) return pct >= 1.0;
+  if (pct < l->o.lo) return 0;
+  if (k == 0) return 1;
+  return l->o.hi > l->o.lo && (pct - l->o.lo) / (l->o.hi - l->o.lo) * l->o.bins >= (double)-k;
+}
+
+/* The fewest operations a lifetime at threshold k lasts (UINT64_MAX: none). */
+static uint64_t life_first(const HtLife *l, long k)
+{
+  uint64_t lo = 0, hi = UINT64_MAX;  /* the answer is in [lo, hi] */
+  if (!life_at_least(l, UINT64_MAX - 1, k)) return UINT64_MAX;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (life_at_least(l, mid, k)) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* The operation counts where the histogram's bins, the range and 1% start:
+** a freed block is binned by comparing integers, with no division (two
+** divisions a block were a third of the pass). The bins are those of
+** (pct - lo) / (hi - lo) * bins, as the thresholds are found with it. */
+static void life_thresholds(HtLife *l)
+{
+  for (unsigned b = 0; b < l->o.bins; b++) l->bin_d[b] = life_first(l, -(long)b);
+  l->d_hi = life_first(l, 1);
+  l->d_one = life_first(l, 2);
+  l->guess = l->nops && l->o.hi > l->o.lo
+    ? 100.0 / (double)l->nops / (l->o.hi - l->o.lo) * l->o.bins : 0;
+}
+
+/* The bin of an in-range lifetime of d operations. */
+static unsigned life_bin(const HtLife *l, uint64_t d)
+{
+  double x = ((double)(d - l->bin_d[0])) * l->guess;
+  unsigned b = x < (double)l->o.bins ? (unsigned)x : l->o.bins - 1;
+  while (b + 1 < l->o.bins && d >= l->bin_d[b + 1]) b++;
+  while (b > 0 && d < l->bin_d[b]) b--;
+  return b;
+}
+
 /* Count one freed block. */
 static void life_freed(HtLife *l, const HtRes *res)
 {
-  double pct = l->nops ? 100.0 * (double)(res->op - res->blk.born_op) / (double)l->nops : 0;
+  uint64_t d = res->op - res->blk.born_op;
   uint64_t ns = res->ev->ts - res->blk.born_ts;
   l->freed++;
-  int in = pct >= l->o.lo && pct <= l->o.hi;
+  int in = d >= l->bin_d[0] && d < l->d_hi;
   if (in) {
-    unsigned b = l->o.hi > l->o.lo
-      ? (unsigned)((pct - l->o.lo) / (l->o.hi - l->o.lo) * l->o.bins) : 0;
-    if (b >= l->o.bins) b = l->o.bins - 1;
-    l->bin[b]++;
+    l->bin[life_bin(l, d)]++;
     if (ns < l->res_ns) l->below_res++; else l->tb[life_tbucket(ns)]++;
     l->in_range++;
   }
@@ -57,10 +108,10 @@ static void life_freed(HtLife *l, const HtRes *res)
   if (!s) { l->oom = 1; return; }
   s->freed++;
   s->in_range += in;
-  s->sum_pct += pct;
+  s->sum_pct += life_pct(l, d);
   s->sum_ops += (double)(res->op - res->blk.born_op);
   s->sum_ns += (double)ns;
-  s->short_n += pct < 1.0;
+  s->short_n += d < l->d_one;
 }
 
 /* Order sites by name, then by blocks (descending). */
@@ -121,7 +172,9 @@ int ht_life_init(HtLife *l, const HtLifeOpts *o, uint64_t nops, const HtHeader *
   l->res_ns = life_clock_res(h);
   if (!l->o.bins) l->o.bins = 20;
   l->bin = calloc(l->o.bins, sizeof(uint64_t));
-  if (!l->bin) return -1;
+  l->bin_d = malloc(l->o.bins * sizeof(uint64_t));
+  if (!l->bin || !l->bin_d) return -1;
+  life_thresholds(l);
   return 0;
 }
 
@@ -165,6 +218,7 @@ void ht_life_free(HtLife *l)
     for (uint32_t i = 0; i < l->nsite; i++) free(l->site[i].name);
   free(l->site);
   free(l->bin);
+  free(l->bin_d);
   free(l->site_of);
   memset(l, 0, sizeof(*l));
 }

@@ -38,6 +38,11 @@ typedef struct HtLife {
   uint64_t never_bytes;      /* their bytes */
   uint64_t in_range;         /* freed blocks inside [lo, hi] */
   uint64_t *bin;             /* macro histogram, o.bins counts */
+  uint64_t *bin_d;           /* per bin: the fewest operations a lifetime in
+                                it lasts (life_thresholds) */
+  uint64_t d_hi;             /* the fewest operations past the range */
+  uint64_t d_one;            /* the fewest operations lasting 1% or more */
+  double guess;              /* bins per operation, for a first guess */
   uint64_t res_ns;           /* the clock's resolution seen on the tape (1 = fine) */
   uint64_t below_res;        /* in-range blocks living less than res_ns */
   uint64_t tb[HT_LIFE_TBUCKETS]; /* time histogram of the in-range blocks, from res_ns */
