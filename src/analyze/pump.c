@@ -41,7 +41,7 @@ void ht_pump_run(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply, void *
     int more = ht_reader_next(r, ev) > 0;
     int plain = more && (ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE);
     if (plain) {
-      prefetch(ctx, ev);
+      if (prefetch) prefetch(ctx, ev);
       n++;
     }
     /* Apply events leaving the ring: all of them at a barrier or the end. */

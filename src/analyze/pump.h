@@ -11,7 +11,7 @@ typedef void (*HtPumpPrefetch)(void *ctx, const HtEvent *ev);
 typedef void (*HtPumpApply)(void *ctx, const HtEvent *ev);
 
 /* Read every event of r: prefetch(ctx, ev) for ALLOC and FREE events about
-** 16 events before apply(ctx, ev). Events whose strings point into the
+** 16 events before apply(ctx, ev) (prefetch may be NULL). Events whose strings point into the
 ** reader's buffers (threads, marks, modules) are applied with the ring
 ** drained first, so their pointers are still valid. */
 void ht_pump_run(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply, void *ctx) HT_HIDDEN;

@@ -280,7 +280,8 @@ int ht_resolve_run(HtResolve *rs, HtReader *r, HtResFn fn, HtPumpPrefetch prefet
   unsigned ver = ht_reader_header(r)->version;
   rs->tableless = rs->by_index && ((rs->lean && ver >= HT_VERSION_SEALED_BLK) ||
                                    (rs->carried && ver >= HT_VERSION_SEALED_BIRTH));
-  ht_pump_run(r, resolve_prefetch, resolve_apply, &c);
+  /* Without a table nothing is worth loading early but the consumer's. */
+  ht_pump_run(r, rs->tableless && !prefetch ? NULL : resolve_prefetch, resolve_apply, &c);
   return rs->oom ? HEAPTAPE_E_NOMEM : 0;
 }
 
