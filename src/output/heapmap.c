@@ -150,6 +150,7 @@ typedef struct Map {
   uint64_t pos_g;            /* map_pos's last granule (UINT64_MAX: none) */
   size_t pos_lo;             /* and its place in gran */
   uint64_t lay_g;            /* pass 1's last granule noted (UINT64_MAX: none) */
+  uint64_t lay_ops;          /* pass 1's ops (ALLOCs and known FREEs) */
   uint64_t nops;             /* operations */
   HtMap site_col;            /* stack -> colour */
   HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
@@ -157,7 +158,7 @@ typedef struct Map {
   const HtHeapmapOpts *o;    /* options */
   const char *png;           /* the picture's path, or NULL */
   HtMap g;                   /* granules touched (pass 1) */
-  HtOps ops;                 /* operations stream of the pass */
+  HtOps ops;                 /* operations stream of pass 2 */
   uint64_t *ended;           /* without a table: blocks freed (or dropped),
                                 a bit per allocation index */
   size_t nended;             /* words of it */
@@ -594,11 +595,13 @@ static int map_ended(Map *m, uint64_t i)
   return 0;
 }
 
-/* Pass 1: the granules blocks touch and the bytes of each site. */
+/* Pass 1: the granules blocks touch and the bytes of each site. It needs
+** no ops stream: an op is an ALLOC or a known FREE, a New's block is its
+** ALLOC's. */
 void ht_heapmap_layout(void *arg, const HtRes *res)
 {
   Map *m = arg;
-  HtOp op;
+  const HtEvent *ev = res->ev;
   if (m->failed) return;
   if (res->rs->tableless && ((res->ev->type == HT_EV_FREE && res->known &&
                               map_ended(m, res->blk.index)) ||
@@ -607,12 +610,13 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
     m->failed = 1;
     return;
   }
-  if (!ht_ops_res(&m->ops, res, &op) || op.op != HT_OP_NEW) return;
-  uint64_t *sb = ht_map_get(&m->site_bytes, op.stack);
-  if (sb) *sb += op.size;
-  else if (ht_map_put(&m->site_bytes, op.stack, op.size)) { m->failed = 1; return; }
-  uint64_t last = (op.addr + (op.size ? op.size - 1 : 0)) >> GRAN_SHIFT;
-  for (uint64_t k = op.addr >> GRAN_SHIFT; k <= last; k++) {
+  m->lay_ops += ev->type == HT_EV_ALLOC || (ev->type == HT_EV_FREE && res->known);
+  if (ev->type != HT_EV_ALLOC) return;
+  uint64_t *sb = ht_map_get(&m->site_bytes, ev->stack);
+  if (sb) *sb += ev->size;
+  else if (ht_map_put(&m->site_bytes, ev->stack, ev->size)) { m->failed = 1; return; }
+  uint64_t last = (ev->addr + (ev->size ? ev->size - 1 : 0)) >> GRAN_SHIFT;
+  for (uint64_t k = ev->addr >> GRAN_SHIFT; k <= last; k++) {
     if (k == m->lay_g) continue;  /* most blocks lie in the granule of the one before */
     if (!ht_map_get(&m->g, k) && ht_map_put(&m->g, k, 1)) { m->failed = 1; return; }
     m->lay_g = k;
@@ -623,9 +627,7 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
 int ht_heapmap_plan(HtHeapmap *m)
 {
   if (m->failed) return -1;
-  m->nops = m->ops.nops ? m->ops.nops : 1;
-  ht_ops_free(&m->ops);
-  if (ht_ops_init(&m->ops)) return -1;
+  m->nops = m->lay_ops ? m->lay_ops : 1;
   m->gran = malloc((m->g.count ? m->g.count : 1) * sizeof(uint64_t));
   if (!m->gran) return -1;
   size_t it = 0;
