@@ -68,6 +68,10 @@ int cmd_ops(int argc, char **argv)
     ht_reader_close(r);
     return HT_EXIT_FAIL;
   }
+  /* A line is ~25 bytes and a log hundreds of MB: stdio's 4 KiB buffer
+  ** made a write call every 160 lines. */
+  static char obuf[1 << 20];
+  setvbuf(f, obuf, _IOFBF, sizeof(obuf));
   OpsLog l = {.f = f};
   HtOps *o = &l.o;
   if (ht_ops_init(o)) {
