@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include "testhelper.h"
+#include <inttypes.h>
+
+#include "base/dec.h"
 #include "base/escape.h"
 #include "base/fdio.h"
 #include "base/grow.h"
@@ -112,6 +115,23 @@ static void fnv_fold(void)
   CHECK(ht_fnv1a("a") != ht_fnv1a("b"));
 }
 
+/* Decimal as printf writes it: 0, each power of ten and its neighbours,
+** each power of two less one, the largest (the digit count's edges). */
+static void dec_digits(void)
+{
+  char a[HT_DEC_MAX + 1], b[32];
+  uint64_t p = 1;
+  for (int i = 0; i < 64; i++) {
+    uint64_t vs[] = {p - 1, p, p + 1, (1ull << i) - 1, 1ull << i, UINT64_MAX - (uint64_t)i, 0};
+    for (size_t k = 0; k < sizeof(vs) / sizeof(vs[0]); k++) {
+      *ht_dec_u64(a, vs[k]) = 0;
+      snprintf(b, sizeof(b), "%" PRIu64, vs[k]);
+      CHECK(!strcmp(a, b));
+    }
+    if (i < 19) p *= 10;
+  }
+}
+
 int main(void)
 {
   TEST(strtab_ids);
@@ -120,5 +140,6 @@ int main(void)
   TEST(escape_xml);
   TEST(fd_write_all);
   TEST(fnv_fold);
+  TEST(dec_digits);
   return th_summary();
 }
