@@ -19,9 +19,9 @@ static void pump_sealed(HtReader *r, HtPumpPrefetch prefetch, HtPumpApply apply,
     for (int i = 0; i < n && i < PUMP_LOOK; i++)
       if (ev[i].type == HT_EV_ALLOC || ev[i].type == HT_EV_FREE) prefetch(ctx, &ev[i]);
     for (int i = 0; i < n; i++) {
-      const HtEvent *ahead = &ev[i + PUMP_LOOK];
-      if (i + PUMP_LOOK < n && (ahead->type == HT_EV_ALLOC || ahead->type == HT_EV_FREE))
-        prefetch(ctx, ahead);
+      int k = i + PUMP_LOOK;
+      if (k < n && (ev[k].type == HT_EV_ALLOC || ev[k].type == HT_EV_FREE))
+        prefetch(ctx, &ev[k]);
       apply(ctx, &ev[i]);
     }
   }
