@@ -642,7 +642,8 @@ static int record_finish(const RecOpts *o, const char *tape, pid_t pid, uint64_t
   }
   char alloc[32], peak[32], q[PATH_MAX + 64];
   record_fmt_bytes(alloc, sizeof(alloc), sum.allocated);
-  record_fmt_bytes(peak, sizeof(peak), sum.peak);
+  if (sum.peak_unknown) snprintf(peak, sizeof(peak), "unknown (out of memory)");
+  else record_fmt_bytes(peak, sizeof(peak), sum.peak);
   record_shquote(q, sizeof(q), tape);
   fprintf(stderr, "heaptape: %s%llu events, %s allocated, peak %s%s; tape %s "
           "(heaptape report %s)\n", label, (unsigned long long)sum.events, alloc, peak,

@@ -614,7 +614,9 @@ static void sym_scan(HtReader *r, HtSymbolizer *sy, HtSymSummary *sum)
   HtResolve rs;
   ht_resolve_init(&rs);
   ht_resolve_lean(&rs, ht_reader_sealed(r));
-  ht_resolve_run(&rs, r, ht_symscan_event, NULL, &sc);
+  /* Out of memory, frees of blocks it could not keep go unseen: the count
+  ** of live bytes only rises, and its peak is wrong. */
+  if (ht_resolve_run(&rs, r, ht_symscan_event, NULL, &sc)) sum->peak_unknown = 1;
   ht_resolve_free(&rs);
 }
 

@@ -24,6 +24,8 @@ typedef struct HtSymSummary {
   uint64_t with_line;        /* of which it also found file:line */
   uint64_t dict_bytes;       /* bytes appended to the tape */
   int truncated;             /* the tape was cut short (no trailer, partial packet) */
+  int peak_unknown;          /* the pass ran out of memory for its live blocks:
+                                peak (and frees after that) not known */
   double seconds;            /* wall time of the whole pass */
   double sym_seconds;        /* of which symbolisation */
 } HtSymSummary;
