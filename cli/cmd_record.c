@@ -560,25 +560,10 @@ static void record_shquote(char *buf, size_t len, const char *s)
 ** finalisation, which names the problem). */
 static int record_ours(const char *tape, pid_t pid, uint64_t since_ns)
 {
-  int fd = open(tape, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  uint8_t fixed[HT_HEADER_FIXED], *buf = NULL;
-  int rc = -1;
-  if (record_pread(fd, fixed, sizeof(fixed), 0) == 0) {
-    size_t n = HT_HEADER_FIXED + (size_t)ht_ru32(fixed + 12) + 4;
-    if (n <= (1u << 20) && (buf = malloc(n)) && !record_pread(fd, buf, n, 0)) {
-      HtReader *r;
-      char err[256];
-      if (!ht_reader_open_mem(&r, buf, n, err, sizeof(err))) {
-        const HtHeader *h = ht_reader_header(r);
-        rc = h->pid == (uint32_t)pid && h->start_ns >= since_ns;
-        ht_reader_close(r);
-      }
-    }
-  }
-  free(buf);
-  close(fd);
-  return rc;
+  uint32_t hpid;
+  uint64_t start_ns;
+  if (ht_tape_header_of(tape, &hpid, &start_ns)) return -1;
+  return hpid == (uint32_t)pid && start_ns >= since_ns;
 }
 
 /* Finalise the tape and print the summary line (after "heaptape: " and

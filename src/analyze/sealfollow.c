@@ -56,14 +56,14 @@ static void sf_open(HtSealFollow *sf)
   struct stat st;
   if (stat(sf->path, &st)) return;              /* not created yet */
   if (!S_ISREG(st.st_mode)) { sf_give_up(sf, "not a regular file"); return; }
+  /* Mapped only once its header is this run's: an older run's tape at the
+  ** path is cut short when the program's recorder starts, under a mapping. */
+  uint32_t pid;
+  uint64_t start_ns;
+  if (ht_tape_header_of(sf->path, &pid, &start_ns)) return;  /* not whole yet */
+  if (pid != sf->pid || start_ns < sf->since_ns) return;     /* an older run's */
   char err[256];
   if (ht_reader_open_follow(&sf->r, sf->path, err, sizeof(err))) {
-    sf->r = NULL;                               /* its header is not whole yet */
-    return;
-  }
-  const HtHeader *h = ht_reader_header(sf->r);
-  if (h->pid != sf->pid || h->start_ns < sf->since_ns) {  /* an older run's */
-    ht_reader_close(sf->r);
     sf->r = NULL;
     return;
   }

@@ -1094,6 +1094,36 @@ int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
   return rc;
 }
 
+/* Read n bytes at off; 0 when all of them were there. */
+static int reader_pread(int fd, void *buf, size_t n, off_t off)
+{
+  return pread(fd, buf, n, off) == (ssize_t)n ? 0 : -1;
+}
+
+int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  uint8_t fixed[HT_HEADER_FIXED], *buf = NULL;
+  int rc = -1;
+  if (!reader_pread(fd, fixed, sizeof(fixed), 0)) {
+    size_t n = HT_HEADER_FIXED + (size_t)ht_ru32(fixed + 12) + 4;  /* with its CRC */
+    if (n <= (1u << 20) && (buf = malloc(n)) && !reader_pread(fd, buf, n, 0)) {
+      HtReader *r;
+      char err[256];
+      if (!ht_reader_open_mem(&r, buf, n, err, sizeof(err))) {
+        *pid = r->hdr.pid;
+        *start_ns = r->hdr.start_ns;
+        ht_reader_close(r);
+        rc = 0;
+      }
+    }
+  }
+  free(buf);
+  close(fd);
+  return rc;
+}
+
 /* Open a tape that is still being written: mapped once with room to grow. */
 int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t errlen)
 {

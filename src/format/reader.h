@@ -120,6 +120,11 @@ int ht_reader_open_mem(HtReader **r, const void *data, size_t len, char *err,
 int ht_reader_open_mem_nocrc(HtReader **r, const void *data, size_t len,
                              char *err, size_t errlen) HT_HIDDEN;
 void ht_reader_close(HtReader *r) HT_HIDDEN;
+/* The pid and start time in the header of the tape at path, read with
+** pread, not mapped: a file another process may cut short (a new run
+** truncating the tape an older one left there) would raise SIGBUS in a
+** mapping. 0, or -1 when there is no whole, valid header yet. */
+int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns) HT_HIDDEN;
 
 /* -- Following a tape while it is written ---------------------------------
 ** The file is mapped once with room for HT_READER_FOLLOW_MAX bytes, so
