@@ -806,6 +806,18 @@ int cmd_record(int argc, char **argv)
     return HT_EXIT_USAGE;
   }
   if (o.access && access_sample) o.access = access_sample;
+  /* The preload's options: under valgrind the tool takes every allocation,
+  ** each with up to 64 frames, and records no child process. */
+  static const int preload_only[] = {HT_OPTION_SAMPLE, HT_OPTION_UNWIND, HT_OPTION_FRAMES,
+                                     HT_OPTION_FOLLOW_FORK, HT_OPTION_FOLLOW_EXEC};
+  for (size_t i = 0; o.access && i < sizeof(preload_only) / sizeof(*preload_only); i++)
+    if (o.val[preload_only[i]]) {
+      ht_args_bad(&a, "--%s is the preload's: --access records under valgrind, every "
+                  "allocation with up to 64 frames, no child process (--access-sample N "
+                  "samples the accesses)", ht_options[preload_only[i]].flag);
+      record_short_usage();
+      return HT_EXIT_USAGE;
+    }
   if (o.access && (live || pprof_every_ns || o.lua || o.python || o.ruby)) {
     ht_args_bad(&a, "--access runs the program under valgrind: not with --live, "
                 "--pprof-every, --lua, --python or --ruby");

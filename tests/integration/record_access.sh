@@ -138,6 +138,12 @@ fi
 [ $r != 0 ] && grep -q 'needs --access' "$T/e1"; ok "--access-sample alone: usage error" $?
 "$HEAPTAPE" record --access --access-sample 0 -o "$T/x.tape" -- "$PROGS/acc_known" 2>"$T/e2"; r=$?
 [ $r != 0 ] && grep -q 'access-sample' "$T/e2"; ok "--access-sample 0: usage error" $?
+# The preload's options do not apply under valgrind: refused, not ignored.
+for f in "--frames 10" "--sample 4K" "--unwind fp" "--follow-fork" "--follow-exec"; do
+  "$HEAPTAPE" record --access $f -o "$T/x.tape" -- "$PROGS/acc_known" >/dev/null 2>"$T/e5"; r=$?
+  [ $r = 2 ] && head -n 1 "$T/e5" | grep -q "^heaptape: record: ${f%% *} is the preload's: --access records under valgrind"
+  ok "--access $f: usage error naming it ($r)" $?
+done
 "$HEAPTAPE" record --access -o "$T/x.tape" -- "$PROGS/attach_static" 2>"$T/e3"; r=$?
 [ $r != 0 ] && grep -q 'statically linked; valgrind' "$T/e3"; ok "static program: refused" $?
 env PATH=/nonexistent "$HEAPTAPE" record --access -o "$T/x.tape" -- "$PROGS/acc_known" 2>"$T/e4"; r=$?
