@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "cmds.h"
+#include "../src/base/fdio.h"
 #include "../src/analyze/seal.h"
 #include "../src/analyze/symbolize.h"
 #include "../src/base/options.h"
@@ -247,18 +248,11 @@ static char *record_which(const char *prog)
   return noexec;  /* reported as "not executable" by the caller */
 }
 
-/* Read n bytes at off; returns 0 on success. */
-static int record_pread(int fd, void *buf, size_t n, off_t off)
-{
-  ssize_t r = pread(fd, buf, n, off);
-  return r == (ssize_t)n ? 0 : -1;
-}
-
 /* Classify an ELF file: 0 dynamic, else writes why it cannot be recorded. */
 static int record_check_elf(int fd, const char *path, char *why, size_t whylen)
 {
   unsigned char id[EI_NIDENT];
-  if (record_pread(fd, id, sizeof(id), 0)) {
+  if (ht_fd_pread(fd, id, sizeof(id), 0)) {
     snprintf(why, whylen, "%s: not an ELF executable", path);
     return -1;
   }
@@ -266,12 +260,12 @@ static int record_check_elf(int fd, const char *path, char *why, size_t whylen)
   uint16_t machine;
   if (id[EI_CLASS] == ELFCLASS64) {
     Elf64_Ehdr eh;
-    if (record_pread(fd, &eh, sizeof(eh), 0)) goto bad;
+    if (ht_fd_pread(fd, &eh, sizeof(eh), 0)) goto bad;
     phoff = eh.e_phoff; phnum = eh.e_phnum; phentsize = eh.e_phentsize;
     machine = eh.e_machine;
   } else if (id[EI_CLASS] == ELFCLASS32) {
     Elf32_Ehdr eh;
-    if (record_pread(fd, &eh, sizeof(eh), 0)) goto bad;
+    if (ht_fd_pread(fd, &eh, sizeof(eh), 0)) goto bad;
     phoff = eh.e_phoff; phnum = eh.e_phnum; phentsize = eh.e_phentsize;
     machine = eh.e_machine;
   } else {
@@ -291,7 +285,7 @@ static int record_check_elf(int fd, const char *path, char *why, size_t whylen)
   int interp = 0, dynamic = 0;
   for (uint64_t i = 0; i < phnum && i < 4096; i++) {
     uint32_t type;
-    if (record_pread(fd, &type, 4, (off_t)(phoff + i * phentsize))) goto bad;
+    if (ht_fd_pread(fd, &type, 4, (off_t)(phoff + i * phentsize))) goto bad;
     if (type == PT_INTERP) interp = 1;
     if (type == PT_DYNAMIC) dynamic = 1;
   }

@@ -1,5 +1,6 @@
-/* heaptape -- writing everything to a descriptor, and the public writer
-** callback built on it (heaptape_fd_writer). No allocation, no stdio. */
+/* heaptape -- writing everything to a descriptor, reading n bytes at an
+** offset, and the public writer callback built on the first
+** (heaptape_fd_writer). No allocation, no stdio. */
 #include <errno.h>
 #include <unistd.h>
 #include "fdio.h"
@@ -18,6 +19,20 @@ size_t ht_fd_write(int fd, const void *data, size_t len, int64_t off)
     done += (size_t)n;
   }
   return done;
+}
+
+/* Read all n bytes at off, or fail. */
+int ht_fd_pread(int fd, void *buf, size_t n, int64_t off)
+{
+  char *p = buf;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, p + done, n - done, (off_t)off + (off_t)done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    done += (size_t)r;
+  }
+  return 0;
 }
 
 /* heaptape_options.writer for a descriptor passed as (void *)(intptr_t)fd. */

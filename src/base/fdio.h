@@ -1,4 +1,5 @@
-/* heaptape -- writing everything to a descriptor, the one loop for it. */
+/* heaptape -- writing everything to a descriptor, and reading n bytes at
+** an offset: the one loop for each. */
 #ifndef HT_FDIO_H
 #define HT_FDIO_H
 
@@ -10,5 +11,9 @@
 ** bytes written: len, or less after an error (errno says which).
 ** Async-signal-safe. */
 size_t ht_fd_write(int fd, const void *data, size_t len, int64_t off) HT_HIDDEN;
+
+/* Read exactly n bytes of fd at off into buf (pread; retries on EINTR and
+** short reads). 0, or -1 when fewer were there or an error came. */
+int ht_fd_pread(int fd, void *buf, size_t n, int64_t off) HT_HIDDEN;
 
 #endif

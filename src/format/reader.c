@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "readint.h"
+#include "../base/fdio.h"
 #include "../base/grow.h"
 #include "../base/map.h"
 #include "../../include/heaptape.h"
@@ -1094,21 +1095,15 @@ int ht_reader_open(HtReader **out, const char *path, char *err, size_t errlen)
   return rc;
 }
 
-/* Read n bytes at off; 0 when all of them were there. */
-static int reader_pread(int fd, void *buf, size_t n, off_t off)
-{
-  return pread(fd, buf, n, off) == (ssize_t)n ? 0 : -1;
-}
-
 int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   uint8_t fixed[HT_HEADER_FIXED], *buf = NULL;
   int rc = -1;
-  if (!reader_pread(fd, fixed, sizeof(fixed), 0)) {
+  if (!ht_fd_pread(fd, fixed, sizeof(fixed), 0)) {
     size_t n = HT_HEADER_FIXED + (size_t)ht_ru32(fixed + 12) + 4;  /* with its CRC */
-    if (n <= (1u << 20) && (buf = malloc(n)) && !reader_pread(fd, buf, n, 0)) {
+    if (n <= (1u << 20) && (buf = malloc(n)) && !ht_fd_pread(fd, buf, n, 0)) {
       HtReader *r;
       char err[256];
       if (!ht_reader_open_mem(&r, buf, n, err, sizeof(err))) {
