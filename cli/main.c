@@ -8,6 +8,7 @@
 
 #include "cmds.h"
 #include "../src/base/msg.h"
+#include "../src/format/format.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/access.h"
 
@@ -122,7 +123,8 @@ int main(int argc, char **argv)
     return HT_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
-    puts("heaptape 0.1 (tape format 1)");
+    printf("heaptape 0.1 (writes journals of tape format %d, sealed tapes of %d; reads up to %d)\n",
+           HT_VERSION, HT_VERSION_SEALED, HT_VERSION_MAX);
     return HT_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
