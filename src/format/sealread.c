@@ -182,6 +182,8 @@ typedef struct SealDec {
   SealCur *sc;               /* the block being decoded, or NULL */
   SealCur *spare;            /* a decoder to reuse (5 MiB), or NULL */
   size_t next_pk;            /* next block to open */
+  size_t stride;             /* blocks from one it decodes to the next (1, or 2:
+                                every other block, beside a second decoder) */
   uint64_t ts_last;          /* time of the event decoded last (times made monotone) */
   uint64_t bad;              /* blocks dropped as damaged, not yet counted */
   uint64_t bad_off;          /* the first of them: its offset */
@@ -247,12 +249,14 @@ static int seal_unzip(SealDec *d, SealCur *c, const uint8_t *p, const uint8_t *e
   return 0;
 }
 
-/* Open the next block: its columns. 1 opened, 0 none left, <0 error. */
+/* Open the decoder's next block: its columns. 1 opened (d->sc NULL if it
+** was dropped as damaged), 0 none left, <0 error. */
 static int seal_open(SealDec *d)
 {
   const HtReader *r = d->r;
-  while (d->next_pk < r->npk) {
-    const PacketRef *pk = &r->pk[d->next_pk++];
+  if (d->next_pk < r->npk) {
+    const PacketRef *pk = &r->pk[d->next_pk];
+    d->next_pk += d->stride;
     SealCur *c = d->spare;
     if (c) memset(c, 0, offsetof(SealCur, fring));
     else if (!(c = calloc(1, sizeof(*c)))) return HEAPTAPE_E_NOMEM;
@@ -262,7 +266,7 @@ static int seal_open(SealDec *d)
     c->off = pk->off;
     const uint8_t *b = ht_reader_body(d->zd, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                       pk->rawlen, pk->flags, &c->own);
-    if (!b) { seal_bad(d, "compression"); continue; }
+    if (!b) { seal_bad(d, "compression"); return 1; }
     const uint8_t *p = b, *end = b + pk->rawlen;
     uint64_t a0 = 0, s0 = 0, f0 = 0, n;
     int ok = !ht_ruleb128(&p, end, &a0) && !ht_ruleb128(&p, end, &s0);
@@ -274,7 +278,7 @@ static int seal_open(SealDec *d)
       ok = !ht_ruleb128(&p, end, &n) && n <= (uint64_t)(end - p);
       if (ok) { c->p[i] = p; c->e[i] = p + n; p += n; }
     }
-    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(d, "columns"); continue; }
+    if (!ok || s0 < pk->seq0 || s0 > pk->seq1) { seal_bad(d, "columns"); return 1; }
     c->left = pk->nev;
     c->nallocs = c->a0 = a0;
     c->ops = a0 + f0;
@@ -518,32 +522,23 @@ bad:
 #undef SC_ULEB
 #undef SC_BYTE
 
-/* Decode the next event into ev: 1, 0 at the end, <0 error. */
-static int seal_step(SealDec *d, HtEvent *ev)
-{
-  for (;;) {
-    if (!d->sc || !d->sc->left) {
-      seal_cur_free(d);
-      int rc = seal_open(d);
-      if (rc <= 0) return rc;
-      continue;
-    }
-    d->sc->left--;
-    if (!seal_event(d, ev)) { seal_bad(d, "event"); continue; }
-    return 1;
-  }
-}
-
-/* -- Decoding ahead on a second thread ------------------------------------
-** A thread decodes the blocks into chunks of events while the caller takes
-** the events of the chunk before: a ring of SR_RING chunks, each filled in
-** order and taken in order, so the events come exactly as one thread
-** decodes them. A chunk owns copies of its events' bytes (a THREAD's name, a
-** MODULE's path and segments): the block they lie in may be gone when they
-** are delivered. The thread wakes when half the ring is free, and the
-** caller, once waiting, when half of it is filled, not for each chunk: a
-** futex call per chunk cost more than the chunk.
-** HEAPTAPE_READ_THREADS=1 decodes into the same chunks on the caller's thread.
+/* -- Decoding ahead on two threads ----------------------------------------
+** Two threads decode the blocks, each every other one (each block decodes
+** on its own), into chunks of events while the caller takes the events of
+** the chunks before. Each thread fills a ring of SR_RING chunks in order;
+** a chunk holds events of one block only, and after a block's last chunk
+** the caller turns to the other ring: the events come exactly as one thread
+** decodes them. A ring holds more than a block, so that each thread can
+** decode a whole block ahead. A chunk owns copies of its events' bytes (a
+** THREAD's name, a MODULE's path and segments): the block they lie in may
+** be gone when they are delivered. A thread wakes when half its ring is
+** free, and the caller, once waiting, when half of it is filled or a block
+** is done, not for each chunk: a futex call per chunk cost more than the
+** chunk. Times are made monotone by each thread among its own blocks and
+** by the caller across them (within a block they never go back, so only a
+** chunk's first events can need it).
+** HEAPTAPE_READ_THREADS=1 decodes into the same chunks on the caller's
+** thread, =2 on one thread beside it (every block).
 **
 ** An ALLOC or FREE crosses as a SealSlim, one cache line, not as an
 ** HtEvent's three: the lines written on one core and read on the other
@@ -553,7 +548,8 @@ static int seal_step(SealDec *d, HtEvent *ev)
 ** weights, frees with a size) cross whole, in the chunk's wide[]. */
 
 #define SR_CHUNK 1024              /* events a chunk holds */
-#define SR_RING 8                  /* chunks in flight */
+#define SR_RING 80                 /* chunks a ring holds: a block's 64 and more */
+#define SR_DECODERS 2              /* decoding threads at most */
 
 typedef struct SealSlim {
   uint8_t type;              /* HT_EV_ALLOC or HT_EV_FREE; 0: wide[u[0]] */
@@ -574,28 +570,39 @@ typedef struct SealChunk {
   uint32_t nwide;            /* of them in wide[] */
   int end;                   /* the last chunk of the pass: then rc */
   int rc;                    /* 0 (no event left) or an error */
+  int blk_end;               /* the last chunk of its block */
   uint64_t bad, bad_off;     /* damaged blocks met filling it, the first's offset */
   const char *bad_what;      /* and what was wrong with it */
   uint8_t *blob;             /* its events' bytes and segments */
   size_t nblob, capblob;     /* bytes used, allocated */
+  HtEvent *wide;             /* the events that cross whole */
+  size_t capwide;            /* of them allocated */
   uint64_t seq0;             /* the first event's sequence number */
   SealSlim ev[SR_CHUNK];     /* the events */
-  HtEvent wide[SR_CHUNK];    /* those that cross whole */
 } SealChunk;
 
-/* A sealed tape's event reading: one decoder, and the thread if it runs. */
-struct SealRead {
-  SealDec d;                 /* the decoder (the thread's while it runs) */
-  int mode;                  /* this pass: 0 undecided, 1 one thread, 2 two */
-  pthread_t th;              /* the decoding thread (mode 2) */
+/* A decoding thread and its ring (mode 2), or the caller's decoder (mode 1:
+** the first's, its first chunk refilled). */
+typedef struct SealWorker {
+  _Alignas(64) SealDec d;    /* the decoder (the thread's while it runs) */
+  pthread_t th;              /* the thread */
+  int running;               /* it was started (and is to be joined) */
   pthread_mutex_t mu;        /* guards head, count, stop and the waits */
   pthread_cond_t cv;         /* a chunk was filled or freed, or stop was set */
   unsigned head, count;      /* the chunk being taken, chunks filled */
   int stop;                  /* the thread is to end */
   int fill_waits, take_waits; /* the thread, the caller waits on cv */
   SealChunk *ring[SR_RING];
-  /* The caller's, on a cache line of their own: the thread writes above. */
-  _Alignas(64) SealChunk *cur; /* ring[head] while it is being taken, or NULL */
+} SealWorker;
+
+/* A sealed tape's event reading: its decoders, and the caller's place. */
+struct SealRead {
+  SealWorker w[SR_DECODERS];
+  int mode;                  /* this pass: 0 undecided, 1 one thread, 2 threads */
+  unsigned nw;               /* decoding threads (mode 2) */
+  /* The caller's, on a cache line of their own: the threads write above. */
+  _Alignas(64) SealChunk *cur; /* the chunk being taken, or NULL */
+  unsigned turn;             /* the ring it is of (mode 2) */
   uint32_t pos, n;           /* its next event, its events */
 };
 
@@ -688,42 +695,56 @@ static inline void slim_widen(const SealSlim *sl, uint64_t seq0, uint32_t pid, H
   ev->baddr = alloc || !sl->u[0] ? 0 : sl->u[3];
 }
 
-/* Fill ch with the next events (the thread's side). */
+/* Fill ch with the next events of d's block, opening its next block when
+** none is open (the thread's side). */
 static void chunk_fill(SealDec *d, SealChunk *ch)
 {
   int oom = 0;
   uint32_t pid = d->r->hdr.pid;
   HtEvent tmp, *ev = &tmp;
   ch->n = ch->nwide = 0;
-  ch->end = ch->rc = 0;
+  ch->end = ch->rc = ch->blk_end = 0;
   ch->nblob = 0;
   while (ch->n < SR_CHUNK) {
-    int rc = seal_step(d, ev);
-    if (rc <= 0) { ch->end = 1; ch->rc = rc; break; }
-    if (ev->ts < d->ts_last) ev->ts = d->ts_last;  /* monotone, as ht_reader_next's */
-    d->ts_last = ev->ts;
-    if (!ch->n) ch->seq0 = ev->seq;
-    SealSlim *sl = &ch->ev[ch->n++];
-    if (ev->pid == pid && slim_pack(ev, ch->seq0, sl)) continue;
-    sl->type = 0;
-    sl->ts = ev->ts;
-    sl->u[0] = ch->nwide;
-    ch->wide[ch->nwide++] = *ev;
-    ev = &ch->wide[ch->nwide - 1];
-    if (ev->str || ev->build_id || ev->segs) {  /* offsets until the bytes stop moving */
-      ev->str = (const char *)chunk_keep(ch, ev->str, ev->len, &oom);
-      ev->build_id = (const uint8_t *)chunk_keep(ch, ev->build_id, ev->build_id_len, &oom);
-      ev->segs = (const HtSegment *)chunk_keep(ch, ev->segs, ev->nseg * sizeof(HtSegment),
-                                               &oom);
-      if (oom) { ch->end = 1; ch->rc = HEAPTAPE_E_NOMEM; break; }
+    if (!d->sc) {
+      int rc = seal_open(d);
+      if (rc <= 0) { ch->end = 1; ch->rc = rc; break; }
+      if (!d->sc) { ch->blk_end = 1; break; }  /* dropped as damaged */
     }
-    ev = &tmp;
+    if (d->sc->left) {
+      d->sc->left--;
+      if (!seal_event(d, ev)) { seal_bad(d, "event"); ch->blk_end = 1; break; }
+      if (ev->ts < d->ts_last) ev->ts = d->ts_last;  /* monotone (see above) */
+      d->ts_last = ev->ts;
+      if (!ch->n) ch->seq0 = ev->seq;
+      SealSlim *sl = &ch->ev[ch->n++];
+      if (ev->pid != pid || !slim_pack(ev, ch->seq0, sl)) {  /* whole */
+        if (ht_grow(&ch->wide, &ch->capwide, ch->nwide + 1, sizeof(HtEvent))) {
+          ch->n--;
+          ch->end = 1; ch->rc = HEAPTAPE_E_NOMEM;
+          break;
+        }
+        sl->type = 0;
+        sl->ts = ev->ts;
+        sl->u[0] = ch->nwide;
+        HtEvent *w = &ch->wide[ch->nwide++];
+        *w = *ev;
+        if (w->str || w->build_id || w->segs) {  /* offsets until the bytes stop moving */
+          w->str = (const char *)chunk_keep(ch, w->str, w->len, &oom);
+          w->build_id = (const uint8_t *)chunk_keep(ch, w->build_id, w->build_id_len, &oom);
+          w->segs = (const HtSegment *)chunk_keep(ch, w->segs, w->nseg * sizeof(HtSegment),
+                                                  &oom);
+          if (oom) { ch->end = 1; ch->rc = HEAPTAPE_E_NOMEM; break; }
+        }
+      }
+    }
+    if (!d->sc->left) { seal_cur_free(d); ch->blk_end = 1; break; }
   }
   for (uint32_t i = 0; i < ch->nwide; i++) {
-    HtEvent *ev = &ch->wide[i];
-    if (ev->str) ev->str = (const char *)ch->blob + ((uintptr_t)ev->str - 1);
-    if (ev->build_id) ev->build_id = ch->blob + ((uintptr_t)ev->build_id - 1);
-    if (ev->segs) ev->segs = (const HtSegment *)(ch->blob + ((uintptr_t)ev->segs - 1));
+    HtEvent *w = &ch->wide[i];
+    if (w->str) w->str = (const char *)ch->blob + ((uintptr_t)w->str - 1);
+    if (w->build_id) w->build_id = ch->blob + ((uintptr_t)w->build_id - 1);
+    if (w->segs) w->segs = (const HtSegment *)(ch->blob + ((uintptr_t)w->segs - 1));
   }
   ch->bad = d->bad;
   ch->bad_off = d->bad_off;
@@ -731,99 +752,151 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
   d->bad = 0;
 }
 
-/* The decoding thread: fill chunks until the last or until told to stop. */
+/* A decoding thread: fill chunks until the last or until told to stop. */
 static void *seal_thread(void *arg)
 {
-  struct SealRead *s = arg;
+  SealWorker *w = arg;
   for (;;) {
-    pthread_mutex_lock(&s->mu);
-    if (s->count == SR_RING) {  /* full: on again when half of it is free */
-      s->fill_waits = 1;
-      while (s->count > SR_RING / 2 && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
-      s->fill_waits = 0;
+    pthread_mutex_lock(&w->mu);
+    if (w->count == SR_RING) {  /* full: on again when half of it is free */
+      w->fill_waits = 1;
+      while (w->count > SR_RING / 2 && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+      w->fill_waits = 0;
     }
-    int stop = s->stop;
-    SealChunk *ch = s->ring[(s->head + s->count) % SR_RING];
-    pthread_mutex_unlock(&s->mu);
+    int stop = w->stop;
+    SealChunk *ch = w->ring[(w->head + w->count) % SR_RING];
+    pthread_mutex_unlock(&w->mu);
     if (stop) return NULL;
-    chunk_fill(&s->d, ch);
-    pthread_mutex_lock(&s->mu);
-    s->count++;
-    if (s->take_waits && (s->count >= SR_RING / 2 || ch->end)) pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    chunk_fill(&w->d, ch);
+    pthread_mutex_lock(&w->mu);
+    w->count++;
+    if (w->take_waits && (w->count >= SR_RING / 2 || ch->end || ch->blk_end))
+      pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
     if (ch->end) return NULL;
   }
 }
 
-/* Stop the thread, if one runs, and forget the pass's chunks. */
+/* Stop the threads, if they run, and forget the pass's chunks and blocks. */
 static void seal_thread_stop(struct SealRead *s)
 {
-  if (s->mode == 2) {
-    pthread_mutex_lock(&s->mu);
-    s->stop = 1;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    pthread_join(s->th, NULL);
+  for (unsigned k = 0; k < SR_DECODERS; k++) {
+    SealWorker *w = &s->w[k];
+    if (w->running) {
+      pthread_mutex_lock(&w->mu);
+      w->stop = 1;
+      pthread_cond_broadcast(&w->cv);
+      pthread_mutex_unlock(&w->mu);
+      pthread_join(w->th, NULL);
+      w->running = 0;
+    }
+    w->head = w->count = 0;
+    w->stop = w->fill_waits = w->take_waits = 0;
+    seal_cur_free(&w->d);
   }
   s->mode = 0;
-  s->head = s->count = 0;
-  s->stop = s->fill_waits = s->take_waits = 0;
   s->cur = NULL;
+  s->turn = 0;
   s->pos = s->n = 0;
 }
 
-/* Start a pass at block r->next_pk: on a second thread when there are
-** blocks enough to gain from it. 0, or -1 out of memory. */
+/* Worker k's ring and zstd context: 0, or -1 out of memory. */
+static int seal_worker_ready(SealWorker *w)
+{
+  if (!w->d.zd && !(w->d.zd = ZSTD_createDCtx())) return -1;
+  for (int i = 0; i < SR_RING; i++)
+    if (!w->ring[i] && !(w->ring[i] = calloc(1, sizeof(SealChunk)))) return -1;
+  return 0;
+}
+
+/* Start a pass at block r->next_pk: on two threads (or one,
+** HEAPTAPE_READ_THREADS=2) when there are blocks enough to gain from them.
+** 0, or -1 out of memory. */
 static int seal_start(HtReader *r, struct SealRead *s)
 {
-  static int one = -1;  /* HEAPTAPE_READ_THREADS=1: no second thread */
-  if (one < 0) {
+  static int threads = -1;  /* HEAPTAPE_READ_THREADS: 1 the caller alone, 2 one
+                               decoding thread beside it, else two */
+  if (threads < 0) {
     const char *e = getenv("HEAPTAPE_READ_THREADS");
-    one = e && atoi(e) == 1;
+    threads = e ? atoi(e) : 3;
   }
-  s->d.next_pk = r->next_pk;
-  s->d.ts_last = r->ts_last;
-  s->d.bad = 0;
   s->mode = 1;
-  if (!s->ring[0] && !(s->ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
-  if (one || r->follow || r->npk - r->next_pk < 2) return 0;
-  for (int i = 1; i < SR_RING; i++)
-    if (!s->ring[i] && !(s->ring[i] = calloc(1, sizeof(SealChunk)))) return 0;
-  if (pthread_create(&s->th, NULL, seal_thread, s) == 0) s->mode = 2;
+  s->turn = 0;
+  SealDec *d0 = &s->w[0].d;
+  d0->next_pk = r->next_pk;
+  d0->stride = 1;
+  d0->ts_last = r->ts_last;
+  d0->bad = 0;
+  if (!s->w[0].ring[0] && !(s->w[0].ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
+  size_t blocks = r->npk - r->next_pk;
+  if (threads == 1 || r->follow || blocks < 2) return 0;
+  unsigned nw = threads == 2 ? 1 : SR_DECODERS;
+  for (unsigned k = 0; k < nw; k++) {
+    SealWorker *w = &s->w[k];
+    if (seal_worker_ready(w)) { nw = k; break; }
+    w->d.next_pk = r->next_pk + k;
+    w->d.stride = nw;
+    w->d.ts_last = r->ts_last;
+    w->d.bad = 0;
+  }
+  if (nw < 1) return 0;
+  for (unsigned k = 0; k < nw; k++) s->w[k].d.stride = nw;
+  for (unsigned k = 0; k < nw; k++) {
+    if (pthread_create(&s->w[k].th, NULL, seal_thread, &s->w[k]) == 0) {
+      s->w[k].running = 1;
+      continue;
+    }
+    seal_thread_stop(s);  /* no thread: the caller decodes every block */
+    s->mode = 1;
+    d0->next_pk = r->next_pk;
+    d0->stride = 1;
+    d0->ts_last = r->ts_last;
+    d0->bad = 0;
+    return 0;
+  }
+  s->mode = 2;
+  s->nw = nw;
   return 0;
 }
 
 /* Make the next filled chunk the one delivered: 1, or the pass's end code
-** (0, or <0 error) once every event was delivered. Its events' times are
-** made monotone here, once a chunk. */
+** (0, or <0 error) once every event was delivered. */
 static int seal_chunk(HtReader *r, struct SealRead *s)
 {
   SealChunk *ch = s->cur;
   if (s->mode == 2) {
+    SealWorker *w = &s->w[s->turn];
     if (ch) {
       if (ch->end) return ch->rc;  /* the thread has ended */
-      pthread_mutex_lock(&s->mu);
-      s->head = (s->head + 1) % SR_RING;
-      s->count--;
-      if (s->fill_waits && s->count <= SR_RING / 2) pthread_cond_signal(&s->cv);
-      pthread_mutex_unlock(&s->mu);
+      int blk_end = ch->blk_end;   /* (read before the thread may refill it) */
+      pthread_mutex_lock(&w->mu);
+      w->head = (w->head + 1) % SR_RING;
+      w->count--;
+      if (w->fill_waits && w->count <= SR_RING / 2) pthread_cond_signal(&w->cv);
+      pthread_mutex_unlock(&w->mu);
+      if (blk_end) w = &s->w[s->turn = (s->turn + 1) % s->nw];
     }
-    pthread_mutex_lock(&s->mu);
-    while (!s->count) {
-      s->take_waits = 1;
-      pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_lock(&w->mu);
+    while (!w->count) {
+      w->take_waits = 1;
+      pthread_cond_wait(&w->cv, &w->mu);
     }
-    s->take_waits = 0;
-    ch = s->cur = s->ring[s->head];
-    pthread_mutex_unlock(&s->mu);
+    w->take_waits = 0;
+    ch = s->cur = w->ring[w->head];
+    pthread_mutex_unlock(&w->mu);
   } else {  /* one thread: the same chunk refilled (a followed tape may grow) */
-    ch = s->cur = s->ring[0];
-    chunk_fill(&s->d, ch);
-    r->next_pk = s->d.next_pk;
+    ch = s->cur = s->w[0].ring[0];
+    chunk_fill(&s->w[0].d, ch);
+    r->next_pk = s->w[0].d.next_pk;
   }
   seal_count_bad(r, ch->bad, ch->bad_off, ch->bad_what);
   s->pos = 0;
   s->n = ch->n;
+  /* Monotone across the threads' blocks: a chunk's times never go back. */
+  for (uint32_t i = 0; i < ch->n && ch->ev[i].ts < r->ts_last; i++) {
+    ch->ev[i].ts = r->ts_last;
+    if (!ch->ev[i].type) ch->wide[ch->ev[i].u[0]].ts = r->ts_last;
+  }
   if (ch->n) r->ts_last = ch->ev[ch->n - 1].ts;
   return ch->n || !ch->end ? 1 : ch->rc;
 }
@@ -837,10 +910,13 @@ static int seal_events(HtReader *r, HtEvent *buf, uint32_t max)
   if (!s) {
     if (!(s = r->sr = aligned_alloc(64, sizeof(*s)))) return HEAPTAPE_E_NOMEM;
     memset(s, 0, sizeof(*s));
-    s->d.r = r;
-    if (!(s->d.zd = ZSTD_createDCtx())) return HEAPTAPE_E_NOMEM;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    for (unsigned k = 0; k < SR_DECODERS; k++) {
+      s->w[k].d.r = r;
+      s->w[k].d.stride = 1;
+      pthread_mutex_init(&s->w[k].mu, NULL);
+      pthread_cond_init(&s->w[k].cv, NULL);
+    }
+    if (!(s->w[0].d.zd = ZSTD_createDCtx())) return HEAPTAPE_E_NOMEM;
   }
   if (!s->mode && seal_start(r, s)) return HEAPTAPE_E_NOMEM;
   while (s->pos >= s->n) {
@@ -909,16 +985,21 @@ void ht_sealread_stop(HtReader *r, int all)
   struct SealRead *s = r->sr;
   if (!s) return;
   seal_thread_stop(s);
-  seal_cur_free(&s->d);
   if (!all) return;
-  free(s->d.spare);
-  ZSTD_freeDCtx(s->d.zd);
-  for (int i = 0; i < SR_RING; i++) {
-    if (s->ring[i]) free(s->ring[i]->blob);
-    free(s->ring[i]);
+  for (unsigned k = 0; k < SR_DECODERS; k++) {
+    SealWorker *w = &s->w[k];
+    free(w->d.spare);
+    ZSTD_freeDCtx(w->d.zd);
+    for (int i = 0; i < SR_RING; i++) {
+      if (w->ring[i]) {
+        free(w->ring[i]->blob);
+        free(w->ring[i]->wide);
+      }
+      free(w->ring[i]);
+    }
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
   }
-  pthread_mutex_destroy(&s->mu);
-  pthread_cond_destroy(&s->cv);
   free(s);
   r->sr = NULL;
 }

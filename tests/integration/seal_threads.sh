@@ -4,9 +4,12 @@
 # of several blocks (python3 loading modules as it runs, 800 marks of 3000
 # bytes, 8 threads exchanging blocks), `dump` (every event: sequence number, time, fields,
 # bytes, segments), ops, lifetimes, heapmap (two passes over the tape),
-# report --at (a pass from the middle) and stats are the same; and so on a
-# copy whose second block has a damaged column (checksum made right again):
-# the block is dropped and counted once.
+# report --at (a pass from the middle) and stats are the same; and so on
+# copies whose second block (decoded by the second of two decoding
+# threads) or third block (the first thread's) has a damaged column
+# (checksum made right again): the block is dropped and counted once; and
+# on a copy cut in the middle of a block (its summary lost, every block
+# is dropped as damaged, on both threads).
 . "$(dirname "$0")/viz_common.inc"
 
 rec() { n=$1; shift; "$HEAPTAPE" record -o "$TMP/$n.tape" "$@" >/dev/null 2>&1; }
@@ -18,11 +21,11 @@ x = [json.dumps({"a": i, "b": [i] * (i % 7)}) for i in range(60000)]
 del x[::3]
 y = [decimal.Decimal(i) / 7 for i in range(20000)]'
 
-# A copy of $1 whose second SEVENTS packet (kind 6) has a damaged TYPE
+# A copy of $1 whose $3th SEVENTS packet (kind 6) has a damaged TYPE
 # column (a zstd frame's magic, or a stored column's middle byte made an
 # unknown type), its CRC32 recomputed: into $2.
 damage() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$3" <<'PY'
 import struct, sys, zlib
 d = bytearray(open(sys.argv[1], "rb").read())
 def uleb(p):
@@ -35,7 +38,7 @@ while off >= 0:
     blen = struct.unpack_from("<I", d, off + 8)[0]
     if d[off + 4] == 6:
         seen += 1
-        if seen == 2:
+        if seen == int(sys.argv[3]):
             p = off + 56
             for _ in range(3): _, p = uleb(p)      # a0 s0 f0
             n, p = uleb(p); z, p = uleb(p)         # TYPE: len, zlen
@@ -48,7 +51,12 @@ while off >= 0:
 open(sys.argv[2], "wb").write(d)
 PY
 }
-[ -f "$TMP/python.tape" ] && damage "$TMP/python.tape" "$TMP/pydamaged.tape"
+if [ -f "$TMP/python.tape" ]; then
+  damage "$TMP/python.tape" "$TMP/pydamaged.tape" 2
+  damage "$TMP/python.tape" "$TMP/pydamaged3.tape" 3
+  size=$(wc -c < "$TMP/python.tape")
+  head -c $((size * 3 / 5)) "$TMP/python.tape" > "$TMP/pycut.tape"
+fi
 
 # Outputs of every reader of tape $1 into $2 (the environment decides how).
 analyse() {
@@ -64,19 +72,33 @@ analyse() {
   } >"$2" 2>&1
 }
 
-for n in marks threads python pydamaged; do
+for n in marks threads python pydamaged pydamaged3 pycut; do
   t="$TMP/$n.tape"
   [ -f "$t" ] || continue
   blocks=$("$HEAPTAPE" stats "$t" 2>/dev/null | sed -n 's/.*packets (\([0-9]*\) of events).*/\1/p')
   ok "$n: sealed in several blocks ($blocks)" [ "${blocks:-0}" -ge 2 ]
   HEAPTAPE_READ_THREADS=1 analyse "$t" "$TMP/$n.one"
-  analyse "$t" "$TMP/$n.two"
-  ok "$n: every event and output as one thread decodes them" cmp -s "$TMP/$n.one" "$TMP/$n.two"
+  HEAPTAPE_READ_THREADS=2 analyse "$t" "$TMP/$n.two"
+  analyse "$t" "$TMP/$n.three"
+  ok "$n: every event and output as one thread decodes them (one decoding thread)" \
+    cmp -s "$TMP/$n.one" "$TMP/$n.two"
+  ok "$n: every event and output as one thread decodes them (two decoding threads)" \
+    cmp -s "$TMP/$n.one" "$TMP/$n.three"
+  [ $n = pycut ] && continue
   ok "$n: the same heap map" cmp -s "$TMP/$n.one.png" "$TMP/$n.two.png"
-  ok "$n: events delivered" [ "$(grep -c ' ALLOC ' "$TMP/$n.two")" -gt 100 ]
+  ok "$n: the same heap map (two decoding threads)" cmp -s "$TMP/$n.one.png" "$TMP/$n.three.png"
+  ok "$n: events delivered" [ "$(grep -c ' ALLOC ' "$TMP/$n.three")" -gt 100 ]
 done
-if [ -f "$TMP/pydamaged.tape" ]; then
-  ok "damaged block: counted once, as damage of the sealed block" \
-    grep -q "corrupt .* in sealed block at byte" "$TMP/pydamaged.two"
+for n in pydamaged pydamaged3; do
+  [ -f "$TMP/$n.tape" ] || continue
+  ok "$n: damaged block counted once, as damage of the sealed block" \
+    grep -q "corrupt .* in sealed block at byte" "$TMP/$n.three"
+  ok "$n: fewer events than the whole tape's" \
+    [ "$(grep -c ' ALLOC ' "$TMP/$n.three")" -lt "$(grep -c ' ALLOC ' "$TMP/python.three")" ]
+done
+if [ -f "$TMP/pycut.tape" ]; then
+  ok "pycut: its blocks counted as damaged, the cut as truncated" \
+    grep -q "truncated: .* bytes after the last whole packet lost; [0-9]* damaged packets" \
+    "$TMP/pycut.three"
 fi
 finish
