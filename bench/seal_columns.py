@@ -6,7 +6,8 @@ import struct
 import sys
 
 COLS = "TYPE KIND SEQ TIME TID SIZE WEIGHT ALIGN STACK ADDR BACK BLOB BSTACK BSIZE BWEIGHT BTID BTIME BOP BADDR".split()
-KINDS = {2: "DICT", 4: "META", 5: "STACKS", 6: "SEVENTS", 7: "INDEX", 8: "AGG", 9: "MODULES", 10: "ACCESS"}
+KINDS = {2: "DICT", 4: "META", 5: "STACKS", 6: "SEVENTS", 7: "INDEX", 8: "AGG", 9: "MODULES", 10: "ACCESS",
+         11: "SNAPS"}
 
 
 def uleb(d, i):

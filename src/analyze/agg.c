@@ -654,8 +654,8 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
 ** none or malformed (m and sn reset: make the pass), or HEAPTAPE_E_NOMEM. */
 static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
 {
-  size_t len;
-  const uint8_t *p = ht_reader_agg(m->r, &len);
+  size_t len;  /* the snapshot fields only for the page and --at (version 10) */
+  const uint8_t *p = sn || at ? ht_reader_agg_snaps(m->r, &len) : ht_reader_agg(m->r, &len);
   if (!p) return 0;
   const HtReadStats *st = ht_reader_stats(m->r);
   uint64_t step = sn ? sn->step : 0;

@@ -133,7 +133,9 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 9  /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 10 /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_SNAPS 10 /* from it: the AGG's snapshot fields in SNAPS
+                                   ** packets, read only by html and --at */
 #define HT_VERSION_SEALED_CLASSES 9 /* from it: all of a block's freed addresses
                                     ** of a class count (sealclass.h) */
 #define HT_VERSION_SEALED_BIRTH 8 /* from it: frees carry births (BTIME, BOP, BADDR) */
@@ -145,7 +147,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 9     /* the newest version a reader knows */
+#define HT_VERSION_MAX 10    /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -182,7 +184,7 @@ enum { HT_UNWIND_NONE = 0, HT_UNWIND_LIBUNWIND = 1, HT_UNWIND_FP = 2,
 /* Packet kinds. Unknown kinds are skipped whole. */
 enum { HT_P_EVENTS = 1, HT_P_DICT = 2, HT_P_TRAILER = 3,
        HT_P_META = 4, HT_P_STACKS = 5, HT_P_SEVENTS = 6, HT_P_INDEX = 7,
-       HT_P_AGG = 8, HT_P_MODULES = 9, HT_P_ACCESS = 10 };
+       HT_P_AGG = 8, HT_P_MODULES = 9, HT_P_ACCESS = 10, HT_P_SNAPS = 11 };
 #define HT_PF_ZSTD  0x01  /* body is one zstd frame of rawlen bytes */
 #define HT_PF_KNOWN 0x01
 

@@ -421,14 +421,23 @@ static int reader_scan(HtReader *r, uint64_t off)
       ** grows by doubling (cc1plus: 8 MB in 9 pieces). */
       size_t need = r->agglen + pr.rawlen + 1, c = r->aggcap * 2;
       uint8_t *grown = r->agg;
-      if (need > r->aggcap && !r->agg_bad && (grown = realloc(r->agg, c > need ? c : need)))
+      if (need > r->aggcap && !r->agg_bad && (grown = realloc(r->agg, c > need ? c : need))) {
+        r->agg = grown;  /* (before any test: realloc may have moved it) */
         r->aggcap = c > need ? c : need;
+      }
       if (pr.seq0 != r->agglen || r->agg_bad || !grown ||
-          !packet_body_into(r, h, &pr, (r->agg = grown) + r->agglen)) {
+          !packet_body_into(r, h, &pr, r->agg + r->agglen)) {
         r->agg_bad = 1;
       } else {
         r->agglen += pr.rawlen;
       }
+      off += n;
+      continue;
+    }
+    if (r->sealed && kind == HT_P_SNAPS) {  /* decompressed by html and --at only */
+      if (ht_grow(&r->snap_off, &r->capsnap, r->nsnap + 1, sizeof(uint64_t)))
+        return HEAPTAPE_E_NOMEM;
+      r->snap_off[r->nsnap++] = off;
       off += n;
       continue;
     }
@@ -1210,6 +1219,7 @@ void ht_reader_close(HtReader *r)
   free(r->nodes);
   free(r->nhash);
   free(r->agg);
+  free(r->snap_off);
   free(r->scratch);
   for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
   free(r->mods);
@@ -1332,6 +1342,39 @@ void ht_reader_agg_release(HtReader *r)
   free(r->agg);
   r->agg = NULL;
   r->agglen = r->aggcap = 0;
+}
+
+/* The AGG body with its snapshot fields (version 10: the SNAPS packets,
+** decompressed onto its end the first time they are asked for). NULL when
+** the tape has no AGG or a piece is damaged, missing or out of place. */
+const uint8_t *ht_reader_agg_snaps(HtReader *r, size_t *len)
+{
+  *len = 0;
+  if (!r->agg || r->snaps_state < 0) return NULL;
+  if (r->snaps_state == 0 && r->nsnap) {
+    size_t need = r->agglen + 1;
+    for (size_t i = 0; i < r->nsnap; i++) need += ht_ru32(r->data + r->snap_off[i] + 12);
+    uint8_t *grown = need > r->aggcap ? realloc(r->agg, need) : r->agg;
+    if (!grown) return NULL;  /* (a later call may find the room) */
+    r->agg = grown;
+    r->aggcap = need > r->aggcap ? need : r->aggcap;
+    size_t at = r->agglen;
+    for (size_t i = 0; i < r->nsnap && r->snaps_state == 0; i++) {
+      const uint8_t *h = r->data + r->snap_off[i];
+      PacketRef pr = {.off = r->snap_off[i], .flags = h[5], .blen = ht_ru32(h + 8),
+                      .rawlen = ht_ru32(h + 12), .seq0 = ht_ru64(h + 24),
+                      .seq1 = ht_ru64(h + 32)};
+      if (pr.seq0 != at || pr.seq1 - pr.seq0 != pr.rawlen ||
+          !packet_body_into(r, h, &pr, r->agg + at))
+        r->snaps_state = -1;
+      at += pr.rawlen;
+    }
+    if (r->snaps_state < 0) return NULL;
+    r->agglen = at;
+  }
+  r->snaps_state = 1;
+  *len = r->agglen;
+  return r->agg;
 }
 
 /* Changes whenever the tape names more (caches of frame names check it). */

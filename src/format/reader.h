@@ -171,6 +171,11 @@ int ht_reader_sealed(const HtReader *r) HT_HIDDEN;
 /* A sealed tape's aggregate figures (the AGG body, src/analyze/agg.c), or
 ** NULL when it has none or the sealed file itself is damaged. */
 const uint8_t *ht_reader_agg(const HtReader *r, size_t *len) HT_HIDDEN;
+/* The AGG body with its snapshot fields (HT_A_SNAPS, HT_A_SNAPN, HT_A_RSS),
+** which version 10 keeps in SNAPS packets that only html and `report --at`
+** read: loaded onto the AGG body the first time; NULL when absent or a
+** piece is damaged (the caller makes its pass). */
+const uint8_t *ht_reader_agg_snaps(HtReader *r, size_t *len) HT_HIDDEN;
 /* Free the AGG body (ht_reader_agg is NULL from then on): a command that
 ** has loaded its figures (cc1plus: 8 MB, mostly the html page's snapshots). */
 void ht_reader_agg_release(HtReader *r) HT_HIDDEN;

@@ -105,6 +105,10 @@ struct HtReader {
   uint8_t *scratch;          /* the scan's decompressed bodies (scan_body) */
   size_t scratchcap;         /* bytes allocated at scratch */
   int agg_bad;               /* a piece of it is missing or out of order */
+  uint64_t *snap_off;        /* version 10: SNAPS packets (offsets), loaded
+                             ** onto agg by ht_reader_agg_snaps */
+  size_t nsnap, capsnap;     /* packets, allocated */
+  int snaps_state;           /* 0 not loaded, 1 loaded, -1 damaged */
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */

@@ -2,7 +2,8 @@
 ** journal is sealed in memory (no frees named) and read back: the events
 ** must come back the same. Any input that opens as a sealed tape is read
 ** whole, checksums trusted so that mutations reach the column decoder,
-** after the model has loaded its aggregate section (or made its pass).
+** after the model has loaded its aggregate section (or made its pass) and
+** the page's snapshots (version 10: SNAPS packets, loaded on demand).
 ** Property: no crash, no leak, sealing loses no event. */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "format/sealw.h"
 #include "analyze/model.h"
 #include "analyze/agg.h"
+#include "analyze/snaps.h"
 
 /* Read every event (bounded work). */
 static void walk(HtReader *r)
@@ -84,6 +86,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ht_agg_model(&m);
         ht_model_free(&m);
       }
+      /* The page's snapshots (version 10: the SNAPS packets, loaded lazily). */
+      HtSnaps sn;
+      memset(&sn, 0, sizeof(sn));
+      HtModelOpts mo = {.at_ns = UINT64_MAX};
+      ht_snaps_setup(&sn, HT_SNAPS_BUCKETS, ht_reader_stats(r)->end_ns, &mo);
+      sn.pick = HT_SNAPS_BUCKETS;
+      if (!ht_model_init(&m, r, &mo)) {
+        ht_agg_load_snaps(&m, &sn);  /* (no pass when it declines: bounded work) */
+        ht_model_free(&m);
+      }
+      ht_snaps_free(&sn);
       ht_reader_rewind(r);
       walk(r);
     }

@@ -82,7 +82,7 @@ for t in "$TMP"/*.tape; do
   n=$(basename "$t" .tape)
   cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "$n: sealed (version 9)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   9'"
+  ok "$n: sealed (version 10)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   10'"
   cp "$TMP/s/tape.tape" "$TMP/once"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
   ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"
@@ -116,7 +116,7 @@ ok "record: report names the allocating function" sh -c \
 # version 5 (columns compressed together, before version 7) and version 7
 # (frees without their births: lifetimes and heapmap keep a table) and
 # version 8 (each class's latest 64 freed addresses, a ring).
-for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst; do
+for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst journal_reuse:9:reuse; do
   j=${p%%:*}; v=${p#*:}; n=${v#*:}; v=${v%%:*}
   cp "$DATA/$j.tape" "$TMP/j/tape.tape"; cp "$DATA/sealed_v${v}_$n.tape" "$TMP/s/tape.tape"
   ok "version $v sealed $n: format version $v" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   $v'"
@@ -132,8 +132,8 @@ for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:r
   ok "version $v sealed $n: the same addresses as its journal's" sh -c \
     "[ -s \"$TMP/j/allocs\" ] && cmp -s \"$TMP/j/allocs\" \"$TMP/s/allocs\""
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "version $v sealed $n: heaptape seal makes it version 9 with its aggregate section" sh -c \
-    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   9' &&
+  ok "version $v sealed $n: heaptape seal makes it version 10 with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   10' &&
      \"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q '^  sealed  *yes: report'"
   analyse "$TMP/s"
   ok "version $v sealed $n, sealed again: every analysis the same" cmp -s "$TMP/j/out" "$TMP/s/out"
