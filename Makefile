@@ -33,7 +33,8 @@ B = build
 BASE_TOOL_SRC = src/base/escape.c src/base/msg.c
 BASE_SRC    = $(filter-out $(BASE_TOOL_SRC),$(wildcard src/base/*.c))
 WRITER_SRC  = src/format/stream.c src/format/writer.c
-READER_SRC  = src/format/reader.c src/format/sealread.c src/format/sealw.c src/format/squeeze.c
+READER_SRC  = src/format/reader.c src/format/sealread.c src/format/sealstacks.c src/format/sealw.c \
+              src/format/squeeze.c
 RECORD_SRC  = $(wildcard src/record/*.c)
 ANALYZE_SRC = $(wildcard src/analyze/*.c)
 OUTPUT_SRC  = $(wildcard src/output/*.c)

@@ -323,7 +323,6 @@ static int packet_cmp(const void *a, const void *b)
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int nodes_room(HtReader *r, size_t need);
 
 /* A packet's body into dst (rawlen bytes), decompressed when stored so;
 ** 0 if damaged. */
@@ -443,12 +442,6 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       const uint8_t *b = scan_body(r, h, &pr);
-      uint64_t first, nn;  /* STACKS: "first n" open the body; room for them at once */
-      const uint8_t *q = b;
-      if (b && kind == HT_P_STACKS && !ht_ruleb128(&q, b + pr.rawlen, &first) &&
-          !ht_ruleb128(&q, b + pr.rawlen, &nn) && first == r->nnodes &&
-          nn <= (uint64_t)(b + pr.rawlen - q) / 2)
-        nodes_room(r, (size_t)(first + nn));
       int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
       if (bad) {
         r->st.damaged++;
@@ -522,7 +515,7 @@ static int reader_scan(HtReader *r, uint64_t off)
 /* Room for need nodes: the capacity doubles, and the new slots are left
 ** as they are (every node is written when added: a sealed tape's 558k
 ** nodes of cc1plus were zeroed, then copied, several times over). 0 or -1. */
-static int nodes_room(HtReader *r, size_t need)
+int ht_reader_nodes_room(HtReader *r, size_t need)
 {
   if (need <= r->capnodes) return 0;
   size_t c = (size_t)r->capnodes * 2;
@@ -541,7 +534,7 @@ static int nodes_room(HtReader *r, size_t need)
 ** event adds any: its table is left empty). 0 when out of memory. */
 uint32_t ht_reader_node_append(HtReader *r, uint32_t parent, uint64_t frame)
 {
-  if (HT_UNLIKELY(r->nnodes >= r->capnodes) && nodes_room(r, (size_t)r->nnodes + 1)) return 0;
+  if (HT_UNLIKELY(r->nnodes >= r->capnodes) && ht_reader_nodes_room(r, (size_t)r->nnodes + 1)) return 0;
   uint32_t id = r->nnodes++;
   r->nodes[id].frame = frame;
   r->nodes[id].parent = parent;

@@ -136,8 +136,17 @@ const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
 ** tape's STACKS name each node once, in id order): its id, 0 when out of
 ** memory. */
 uint32_t ht_reader_node_append(HtReader *r, uint32_t parent, uint64_t frame) HT_HIDDEN;
+/* Room for need stack nodes in r->nodes (r->nnodes stays): 0, or -1 when
+** out of memory or past 2^32 - 2. */
+int ht_reader_nodes_room(HtReader *r, size_t need) HT_HIDDEN;
 /* Record a MODULE event's module so addresses can be attributed to it. */
 void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
+
+/* -- sealstacks.c, for sealread.c ------------------------------------------ */
+
+/* Load the nodes of a STACKS body (in id order) into r->nodes: 0, or -1
+** when malformed (the nodes before the damage stay). */
+int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
 
 /* -- sealread.c, for reader.c ---------------------------------------------- */
 

@@ -78,22 +78,6 @@ static int seal_meta(HtReader *r, const uint8_t *p, const uint8_t *end)
   return 0;
 }
 
-/* Load the nodes of a STACKS body (in id order); 0, or -1 when malformed. */
-static int seal_stacks(HtReader *r, const uint8_t *p, const uint8_t *end)
-{
-  uint64_t first, n, up, df, frame = 0;
-  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n)) return -1;
-  if (first != r->nnodes || n > (uint64_t)(end - p) / 2) return -1;  /* out of order */
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t id = first + i;
-    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
-      return -1;
-    frame += (uint64_t)ht_unzigzag(df);
-    if (ht_reader_node_append(r, (uint32_t)(id - up), frame) != id) return -1;
-  }
-  return 0;
-}
-
 /* Learn the modules of a MODULES body; 0, or -1 when malformed. */
 static int seal_modules(HtReader *r, const uint8_t *p, const uint8_t *end)
 {
@@ -977,7 +961,7 @@ int ht_reader_seek_ts(HtReader *r, uint64_t ts)
 int ht_sealread_packet(HtReader *r, unsigned kind, const uint8_t *p, const uint8_t *end)
 {
   return kind == HT_P_META ? seal_meta(r, p, end)
-       : kind == HT_P_STACKS ? seal_stacks(r, p, end) : seal_modules(r, p, end);
+       : kind == HT_P_STACKS ? ht_sealstacks_load(r, p, end) : seal_modules(r, p, end);
 }
 
 void ht_sealread_stop(HtReader *r, int all)

@@ -1,0 +1,30 @@
+/* heaptape -- a sealed tape's stack table (STACKS packets, docs/FORMAT.md
+** "STACKS"): the nodes of a packet decoded straight into the reader's
+** table. Every command on a sealed tape pays for it at open: cc1plus's
+** 558,641 nodes were a third of `stats`, one node at a time through
+** ht_reader_node_append (a room check and a call each). */
+#include "readint.h"
+
+int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t first, n, up, df, frame = 0;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n)) return -1;
+  if (first != r->nnodes || n > (uint64_t)(end - p) / 2) return -1;  /* out of order */
+  if (ht_reader_nodes_room(r, (size_t)(first + n))) return -1;  /* (n bounded: 2 bytes a node) */
+  StackNode *nd = r->nodes;
+  uint32_t id = (uint32_t)first, last = (uint32_t)(first + n);
+  int rc = 0;
+  for (; id < last; id++) {
+    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id) {
+      rc = -1;
+      break;
+    }
+    frame += (uint64_t)ht_unzigzag(df);
+    uint32_t parent = id - (uint32_t)up;
+    nd[id].frame = frame;
+    nd[id].parent = parent;
+    nd[id].depth = parent ? nd[parent].depth + 1 : 1;
+  }
+  r->nnodes = id;  /* (a damaged packet keeps the nodes before the damage) */
+  return rc;
+}
