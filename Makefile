@@ -63,7 +63,7 @@ $(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
 	@rm -f $@
 	ar rcs $@ $^
 
-TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -lstdc++
+TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -ldl
 # The live view (src/output/live.c, cli/live_term.c) draws with ncurses.
 TOOL_LIBS += -lncursesw
 

@@ -18,6 +18,12 @@ same sqlite sqlite3 :memory: 'create table t(a,b); with recursive c(x) as (selec
 same lua lua5.4 -e 'local t={} for i=1,100000 do t[i]=tostring(i)..string.rep("x",i%50) end local s=0 for i=1,#t do s=s+#t[i] end print(s)'
 same perl perl -e 'my %h; $h{$_ % 1000} .= "ab$_" for 1..100000; print scalar(keys %h), " ", length(join("",values %h)), "\n"'
 same cxx "$PROGS/rec_cxx"
+# heaptape record symbolises: C++ names come demangled (libstdc++'s
+# demangler, loaded by the symboliser when it meets the first one).
+"$HEAPTAPE" record -o "$T/cxxr.tape" -- "$PROGS/rec_cxx" >/dev/null 2>&1
+"$HEAPTAPE" report "$T/cxxr.tape" >"$T/cxxr.txt" 2>&1
+grep -q 'std::thread::_State_impl<.*>::_M_run()' "$T/cxxr.txt" && ! grep -q '_ZN' "$T/cxxr.txt"
+ok "cxx: C++ names demangled" $?
 out=$("$PROGS/rec_api" "$LIB" "$T/api.tape")
 [ "$out" = "$(printf 'start 0 again 1 running 1\nstop 0 stops 1 running 0 again 1')" ]; ok "api: start/stop/on_stop once" $?
 "$HEAPTAPE" dump "$T/api.tape" >"$T/api.txt"
