@@ -64,7 +64,9 @@ void ht_reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
 }
 
 /* Drop the pages wholly inside [off, off + len) from our resident set: the
-** tape stays in the page cache, but a long tape never sits in our RSS. */
+** tape stays in the page cache, but a long tape never sits in our RSS. A
+** followed tape's pages are its own copy (zero once dropped): only a
+** packet decoded to its end lets go of them (cursor_done). */
 static void reader_release(const HtReader *r, uint64_t off, uint64_t len)
 {
   if (!r->mapped) return;
@@ -398,7 +400,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       continue;
     }
     r->st.packets++;
-    reader_release(r, off, n);
+    if (!r->follow) reader_release(r, off, n);
     if (kind == HT_P_DICT) {
       if (ht_grow(&r->dict_off, &r->capdict, r->ndict + 2, sizeof(uint64_t)))
         return HEAPTAPE_E_NOMEM;
@@ -1121,21 +1123,39 @@ int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns)
   return rc;
 }
 
-/* Open a tape that is still being written: mapped once with room to grow. */
+/* Copy bytes [from, to) of a followed tape into its memory; how many bytes
+** it now has (fewer than to when the file ends first). A file another
+** process may cut short is read, never mapped: a mapping raises SIGBUS at
+** the first page past the new end (a run starting on the same path, the
+** recorder cutting back an exec that failed) while a packet found before
+** the cut is decoded. */
+static size_t follow_copy(HtReader *r, size_t from, size_t to)
+{
+  uint8_t *dst = (uint8_t *)r->data;
+  while (from < to) {
+    ssize_t n = pread(r->fd, dst + from, to - from, (off_t)from);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    from += (size_t)n;
+  }
+  return from;
+}
+
+/* Open a tape that is still being written: read into memory reserved once
+** with room to grow (pages past what was read cost nothing). */
 int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t errlen)
 {
   *out = NULL;
   struct stat sb;
   int fd = reader_open_file(path, &sb, err, errlen);
   if (fd < 0) return fd;
-  /* A shared mapping sees what is appended later; pages past the end of
-  ** the file are never touched (r->size comes from fstat). */
   size_t maplen = (uint64_t)sb.st_size > HT_READER_FOLLOW_MAX ? (size_t)sb.st_size
                                                              : HT_READER_FOLLOW_MAX;
-  void *m = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, 0);
+  void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) {
     close(fd);
-    snprintf(err, errlen, "cannot map: %s", strerror(errno));
+    snprintf(err, errlen, "cannot reserve memory to follow it: %s", strerror(errno));
     return HEAPTAPE_E_IO;
   }
   HtReader *r = calloc(1, sizeof(*r));
@@ -1146,11 +1166,11 @@ int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t er
     return HEAPTAPE_E_NOMEM;
   }
   r->data = m;
-  r->size = (size_t)sb.st_size;
   r->mapped = 1;
   r->maplen = maplen;
   r->follow = 1;
   r->fd = fd;
+  r->size = follow_copy(r, 0, (size_t)sb.st_size);
   int rc = reader_init(r, err, errlen);
   if (rc) { ht_reader_close(r); return rc; }
   r->st.truncated_bytes = r->size - r->scan_off;
@@ -1165,6 +1185,12 @@ int ht_reader_poll(HtReader *r)
   struct stat sb;
   if (fstat(r->fd, &sb)) return HEAPTAPE_E_IO;
   size_t size = (uint64_t)sb.st_size > r->maplen ? r->maplen : (size_t)sb.st_size;
+  /* From the first byte of no whole packet: the recorder may cut a partial
+  ** packet back and write others in its place. The header too: finalisation
+  ** marks it (symbols appended, the version) in place. */
+  size_t from = r->scan_off < r->size ? r->scan_off : r->size;
+  if (size > from) size = follow_copy(r, from, size);
+  if (size >= r->hdr_len) follow_copy(r, 0, r->hdr_len);
   int cut = size < r->size;
   if (cut) {  /* cut back (an exec that failed, or a partial packet before
               ** symbols were appended): forget what went */
