@@ -153,17 +153,31 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 
 /* Index of the site of a block, created if new; UINT32_MAX on OOM.
 ** A site is a stack, or with o.split a (stack, thread, domain). */
+/* Remember site id as stack's last (an out-of-memory leaves it unknown). */
+static uint32_t model_site_last(HtModel *m, uint32_t stack, uint32_t id)
+{
+  if (stack < m->csite_last ||
+      !ht_grow(&m->site_last, &m->csite_last, (size_t)stack + 1, sizeof(uint32_t)))
+    m->site_last[stack] = id + 1;
+  return id;
+}
+
 static uint32_t model_site(HtModel *m, const HtBlock *blk)
 {
   uint32_t stack = blk->stack, tid = m->o.split ? blk->tid & ~HT_BLOCK_RT : 0;
   unsigned rt = m->o.split && (blk->tid & HT_BLOCK_RT);
+  if (stack < m->csite_last && m->site_last[stack] && m->site_last[stack] <= m->nsite) {
+    const HtSite *s = &m->site[m->site_last[stack] - 1];  /* a hash lookup less */
+    if (s->stack == stack && s->tid == tid && s->rt == rt) return m->site_last[stack] - 1;
+  }
   uint64_t key = stack;
   if (m->o.split) /* thread ids are below 2^22; hash collisions probe on */
     key = ht_hash64((uint64_t)stack | (uint64_t)tid << 32 | (uint64_t)rt << 63);
   uint64_t *v;
   for (; (v = ht_map_get(&m->site_of, key)); key++) {
     const HtSite *s = &m->site[*v];
-    if (s->stack == stack && s->tid == tid && s->rt == rt) return (uint32_t)*v;
+    if (s->stack == stack && s->tid == tid && s->rt == rt)
+      return model_site_last(m, stack, (uint32_t)*v);
   }
   uint32_t loc = model_loc_of_stack(m, stack);
   if (loc == HT_LOC_NONE) return UINT32_MAX;
@@ -178,7 +192,7 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk)
   s->loc = loc;
   s->stamp = m->epoch;
   if (ht_map_put(&m->site_of, key, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
-  return id;
+  return model_site_last(m, stack, id);
 }
 
 /* Index of a thread record, created if new; UINT32_MAX on OOM. */
@@ -505,6 +519,7 @@ void ht_model_free(HtModel *m)
   }
   free(m->loc); ht_strtab_free(&m->loc_name); free(m->site); free(m->th);
   ht_map_free(&m->site_of);
+  free(m->site_last);
   ht_map_free(&m->frame_memo);
   ht_map_free(&m->level_loc);
   ht_map_free(&m->over_seen);

@@ -146,6 +146,9 @@ struct HtModel {
   uint32_t nsite;            /* used */
   size_t csite;              /* allocated */
   HtMap site_of;             /* stack id -> site index */
+  uint32_t *site_last;       /* stack id -> its last site's index + 1 (0: none):
+                                most stacks allocate on one thread only */
+  size_t csite_last;         /* allocated */
   HtLoc *loc;                /* locations by index */
   uint32_t nloc;             /* used */
   size_t cloc;               /* allocated */
