@@ -198,8 +198,9 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk)
 /* Index of a thread record, created if new; UINT32_MAX on OOM. */
 static uint32_t model_thread(HtModel *m, uint32_t tid)
 {
+  if (m->th_last && m->th[m->th_last - 1].tid == tid) return m->th_last - 1;
   uint64_t *v = ht_map_get(&m->th_of, tid);
-  if (v) return (uint32_t)*v;
+  if (v) return (m->th_last = (uint32_t)*v + 1) - 1;
   if (model_grow(m, &m->th, m->nth, &m->cth, sizeof(HtThread)))
     return UINT32_MAX;
   uint32_t id = m->nth++;

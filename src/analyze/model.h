@@ -168,6 +168,7 @@ struct HtModel {
   uint32_t nth;              /* used */
   size_t cth;                /* allocated */
   HtMap th_of;               /* tid -> thread index */
+  uint32_t th_last;          /* the last thread looked up: index + 1 (0: none) */
   HtTimeline tl;             /* heap and RSS over time */
   /* Totals. */
   uint64_t events;           /* events delivered by the reader */
