@@ -506,14 +506,17 @@ bad:
 #undef SC_ULEB
 #undef SC_BYTE
 
-/* -- Decoding ahead on two threads ----------------------------------------
-** Two threads decode the blocks, each every other one (each block decodes
-** on its own), into chunks of events while the caller takes the events of
-** the chunks before. Each thread fills a ring of SR_RING chunks in order;
-** a chunk holds events of one block only, and after a block's last chunk
-** the caller turns to the other ring: the events come exactly as one thread
-** decodes them. A ring holds more than a block, so that each thread can
-** decode a whole block ahead. A chunk owns copies of its events' bytes (a
+/* -- Decoding ahead on other threads --------------------------------------
+** A thread decodes the blocks into chunks of events while the caller takes
+** the events of the chunks before, filling a ring of SR_RING chunks in
+** order. With HEAPTAPE_READ_THREADS=3 two threads do, each every other
+** block (each block decodes on its own): a chunk holds events of one block
+** only, and after a block's last chunk the caller turns to the other ring,
+** so the events come exactly as one thread decodes them. Their rings hold
+** SR_RING2 chunks, more than a block, so that each thread can decode a
+** whole block ahead (they cost 5 MiB each, more cache misses and, for a
+** reader that stops early, up to a block decoded for nothing: two threads
+** are not the default; docs/PERFORMANCE.md, session 11). A chunk owns copies of its events' bytes (a
 ** THREAD's name, a MODULE's path and segments): the block they lie in may
 ** be gone when they are delivered. A thread wakes when half its ring is
 ** free, and the caller, once waiting, when half of it is filled or a block
@@ -522,7 +525,7 @@ bad:
 ** by the caller across them (within a block they never go back, so only a
 ** chunk's first events can need it).
 ** HEAPTAPE_READ_THREADS=1 decodes into the same chunks on the caller's
-** thread, =2 on one thread beside it (every block).
+** thread.
 **
 ** An ALLOC or FREE crosses as a SealSlim, one cache line, not as an
 ** HtEvent's three: the lines written on one core and read on the other
@@ -532,7 +535,8 @@ bad:
 ** weights, frees with a size) cross whole, in the chunk's wide[]. */
 
 #define SR_CHUNK 1024              /* events a chunk holds */
-#define SR_RING 80                 /* chunks a ring holds: a block's 64 and more */
+#define SR_RING 8                  /* chunks the ring of one decoding thread holds */
+#define SR_RING2 80                /* of each of two: a block's 64 and more */
 #define SR_DECODERS 2              /* decoding threads at most */
 
 typedef struct SealSlim {
@@ -576,7 +580,8 @@ typedef struct SealWorker {
   unsigned head, count;      /* the chunk being taken, chunks filled */
   int stop;                  /* the thread is to end */
   int fill_waits, take_waits; /* the thread, the caller waits on cv */
-  SealChunk *ring[SR_RING];
+  unsigned nring;            /* chunks in the ring (this pass) */
+  SealChunk *ring[SR_RING2];
 } SealWorker;
 
 /* A sealed tape's event reading: its decoders, and the caller's place. */
@@ -742,19 +747,19 @@ static void *seal_thread(void *arg)
   SealWorker *w = arg;
   for (;;) {
     pthread_mutex_lock(&w->mu);
-    if (w->count == SR_RING) {  /* full: on again when half of it is free */
+    if (w->count == w->nring) {  /* full: on again when half of it is free */
       w->fill_waits = 1;
-      while (w->count > SR_RING / 2 && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+      while (w->count > w->nring / 2 && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
       w->fill_waits = 0;
     }
     int stop = w->stop;
-    SealChunk *ch = w->ring[(w->head + w->count) % SR_RING];
+    SealChunk *ch = w->ring[(w->head + w->count) % w->nring];
     pthread_mutex_unlock(&w->mu);
     if (stop) return NULL;
     chunk_fill(&w->d, ch);
     pthread_mutex_lock(&w->mu);
     w->count++;
-    if (w->take_waits && (w->count >= SR_RING / 2 || ch->end || ch->blk_end))
+    if (w->take_waits && (w->count >= w->nring / 2 || ch->end || ch->blk_end))
       pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     if (ch->end) return NULL;
@@ -784,25 +789,26 @@ static void seal_thread_stop(struct SealRead *s)
   s->pos = s->n = 0;
 }
 
-/* Worker k's ring and zstd context: 0, or -1 out of memory. */
-static int seal_worker_ready(SealWorker *w)
+/* A worker's ring of n chunks and zstd context: 0, or -1 out of memory. */
+static int seal_worker_ready(SealWorker *w, unsigned n)
 {
   if (!w->d.zd && !(w->d.zd = ZSTD_createDCtx())) return -1;
-  for (int i = 0; i < SR_RING; i++)
+  for (unsigned i = 0; i < n; i++)
     if (!w->ring[i] && !(w->ring[i] = calloc(1, sizeof(SealChunk)))) return -1;
+  w->nring = n;
   return 0;
 }
 
-/* Start a pass at block r->next_pk: on two threads (or one,
-** HEAPTAPE_READ_THREADS=2) when there are blocks enough to gain from them.
+/* Start a pass at block r->next_pk: on another thread (two,
+** HEAPTAPE_READ_THREADS=3) when there are blocks enough to gain from it.
 ** 0, or -1 out of memory. */
 static int seal_start(HtReader *r, struct SealRead *s)
 {
-  static int threads = -1;  /* HEAPTAPE_READ_THREADS: 1 the caller alone, 2 one
-                               decoding thread beside it, else two */
+  static int threads = -1;  /* HEAPTAPE_READ_THREADS: 1 the caller alone, 3 two
+                               decoding threads beside it, else one */
   if (threads < 0) {
     const char *e = getenv("HEAPTAPE_READ_THREADS");
-    threads = e ? atoi(e) : 3;
+    threads = e ? atoi(e) : 2;
   }
   s->mode = 1;
   s->turn = 0;
@@ -814,16 +820,17 @@ static int seal_start(HtReader *r, struct SealRead *s)
   if (!s->w[0].ring[0] && !(s->w[0].ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
   size_t blocks = r->npk - r->next_pk;
   if (threads == 1 || r->follow || blocks < 2) return 0;
-  unsigned nw = threads == 2 ? 1 : SR_DECODERS;
+  unsigned nw = threads == 3 ? SR_DECODERS : 1;
   for (unsigned k = 0; k < nw; k++) {
     SealWorker *w = &s->w[k];
-    if (seal_worker_ready(w)) { nw = k; break; }
+    if (seal_worker_ready(w, nw > 1 ? SR_RING2 : SR_RING)) { nw = k; break; }
     w->d.next_pk = r->next_pk + k;
     w->d.stride = nw;
     w->d.ts_last = r->ts_last;
     w->d.bad = 0;
   }
   if (nw < 1) return 0;
+  if (nw == 1) s->w[0].nring = SR_RING;  /* (the second's failed) */
   for (unsigned k = 0; k < nw; k++) s->w[k].d.stride = nw;
   for (unsigned k = 0; k < nw; k++) {
     if (pthread_create(&s->w[k].th, NULL, seal_thread, &s->w[k]) == 0) {
@@ -854,9 +861,9 @@ static int seal_chunk(HtReader *r, struct SealRead *s)
       if (ch->end) return ch->rc;  /* the thread has ended */
       int blk_end = ch->blk_end;   /* (read before the thread may refill it) */
       pthread_mutex_lock(&w->mu);
-      w->head = (w->head + 1) % SR_RING;
+      w->head = (w->head + 1) % w->nring;
       w->count--;
-      if (w->fill_waits && w->count <= SR_RING / 2) pthread_cond_signal(&w->cv);
+      if (w->fill_waits && w->count <= w->nring / 2) pthread_cond_signal(&w->cv);
       pthread_mutex_unlock(&w->mu);
       if (blk_end) w = &s->w[s->turn = (s->turn + 1) % s->nw];
     }
@@ -974,7 +981,7 @@ void ht_sealread_stop(HtReader *r, int all)
     SealWorker *w = &s->w[k];
     free(w->d.spare);
     ZSTD_freeDCtx(w->d.zd);
-    for (int i = 0; i < SR_RING; i++) {
+    for (int i = 0; i < SR_RING2; i++) {
       if (w->ring[i]) {
         free(w->ring[i]->blob);
         free(w->ring[i]->wide);

@@ -1,6 +1,7 @@
 #!/bin/sh
-# heaptape -- a sealed tape's blocks decoded ahead on a second thread come
-# out exactly as one thread decodes them (HEAPTAPE_READ_THREADS=1): on tapes
+# heaptape -- a sealed tape's blocks decoded ahead on a second thread, or on
+# two (HEAPTAPE_READ_THREADS=3), come out exactly as one thread decodes them
+# (HEAPTAPE_READ_THREADS=1): on tapes
 # of several blocks (python3 loading modules as it runs, 800 marks of 3000
 # bytes, 8 threads exchanging blocks), `dump` (every event: sequence number, time, fields,
 # bytes, segments), ops, lifetimes, heapmap (two passes over the tape),
@@ -79,7 +80,7 @@ for n in marks threads python pydamaged pydamaged3 pycut; do
   ok "$n: sealed in several blocks ($blocks)" [ "${blocks:-0}" -ge 2 ]
   HEAPTAPE_READ_THREADS=1 analyse "$t" "$TMP/$n.one"
   HEAPTAPE_READ_THREADS=2 analyse "$t" "$TMP/$n.two"
-  analyse "$t" "$TMP/$n.three"
+  HEAPTAPE_READ_THREADS=3 analyse "$t" "$TMP/$n.three"
   ok "$n: every event and output as one thread decodes them (one decoding thread)" \
     cmp -s "$TMP/$n.one" "$TMP/$n.two"
   ok "$n: every event and output as one thread decodes them (two decoding threads)" \
