@@ -38,6 +38,8 @@ size_t strlen(const char *s) { return VG_(strlen)(s); }
 #define HV_INNER_MAX 16          /* and at most */
 #define HV_BODY (64u << 10)      /* packet body bytes */
 #define HV_CLOCK_EVERY 4096      /* accesses between clock reads */
+#define HV_SEG 64                /* --access-sample: accesses a segment (hv_segment) */
+#define HV_CD_OFF (8 * HV_SEG)   /* the thread's countdown, in its shadow state */
 
 /* -- Options -------------------------------------------------------------- */
 
@@ -325,6 +327,10 @@ static ThreadTape *thread_get(ThreadId vtid)
     t->buf = VG_(malloc)("heaptape.body", HV_BODY);
   }
   t->lwp = lwp;
+  if (clo_sample > 1) {  /* its own countdown (a clone copies its parent's) */
+    const UChar zero[8] = { 0 };
+    VG_(set_shadow_regs_area)(vtid, 1, HV_CD_OFF, sizeof(zero), zero);
+  }
   ht_stream_init(&t->s, t->buf, HV_BODY, tape_pid, lwp, stream_flush, NULL);
   t->named = False;
   t->s.ts0 = t->s.ts_prev = t0_ns;
@@ -742,8 +748,8 @@ static void bcache_forget(const Block *b)
 
 static HtAccessW accw;                /* the ACCESS packet being filled */
 static UChar *accbuf;                 /* its body */
-static ULong acc_countdown = 1;       /* --access-sample: accesses until the next
-                                      ** trial kept; the generated code counts it down */
+static ULong acc_countdown = 1;       /* --access-sample: the kernel's accesses until
+                                      ** the next one kept (a thread's own: hv_segment) */
 static ULong acc_rng = 0x9E3779B97F4A7C15ull;
 static double acc_gap_scale;          /* 1 / ln(1 - 1/N) (negative) */
 static UInt acc_since_clock;          /* kept accesses since the clock was read */
@@ -1005,29 +1011,45 @@ static VG_REGPARM(2) void hv_load(Addr a, SizeT sz) { access_note(a, sz, HT_AK_L
 static VG_REGPARM(2) void hv_store(Addr a, SizeT sz) { access_note(a, sz, HT_AK_STORE); }
 static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK_MODIFY); }
 
-/* --access-sample: the generated code puts the address of every access of
-** a segment (a superblock's accesses up to a side exit, at most HV_SEG) in
+/* --access-sample: the generated code puts the addresses of a segment's
+** accesses (a superblock's accesses up to a side exit, at most HV_SEG) in
 ** the thread's shadow guest state (a store there is one instruction, with
 ** no address to load), and at the segment's end subtracts its count from
 ** the countdown, calling hv_segment only when the countdown ends inside it:
-** a skipped access costs one store, a segment one compare (a call and a
-** countdown per access made translation twice as slow on python3). tab:
-** the segment's access count, then (size << 2 | kind) of each; c: the
-** countdown at the segment's start, so access c is the one kept; gs: the
-** guest state, whose shadow starts seg_off bytes in. */
-#define HV_SEG 64
+** a skipped access costs at most one store, a segment one compare (a call
+** and a countdown per access made translation twice as slow on python3).
+** Accesses at a constant offset from the same value (the fields of one
+** struct: base + 8, base + 16) share its slot: one store for all of them
+** (the stores were a third of lua5.4's generated code's time). tab: the
+** segment's access count, then per access its slot, offset, size and kind
+** (seg_entry); gs: the guest state, whose shadow starts seg_off bytes in
+** with the slots, then the thread's countdown: its accesses until the next
+** one kept (0: not drawn yet), already less the segment's count. The
+** countdown is the thread's, in its guest state, so that the generated code
+** reads and writes it next to the slots, with no address to load (a
+** countdown in memory made each segment's end two instructions longer). */
+#define HV_SLOT_ABS 0xff              /* no slot: the offset is the address */
 static Int seg_off;                   /* the guest state's size (its shadow's offset) */
 
-static void hv_segment(ULong c, const UInt *tab, const UChar *gs)
+static inline ULong seg_entry(UInt slot, Long off, Int size, UInt kind)
 {
-  const Addr *addr = (const Addr *)(gs + seg_off);
-  ULong n = tab[0], k = c;
-  do {
-    UInt e = tab[k];
-    access_note(addr[k - 1], e >> 2, e & 3);
+  return (ULong)(UInt)off << 32 | (ULong)slot << 24 | (ULong)size << 2 | kind;
+}
+
+static void hv_segment(const ULong *tab, UChar *gs)
+{
+  const Addr *slots = (const Addr *)(gs + seg_off);
+  ULong *cd = (ULong *)(gs + seg_off + HV_CD_OFF), n = tab[0], c = *cd + n, k;
+  k = c ? c : sample_gap();  /* a thread's first segment: draw its countdown */
+  while (k <= n) {
+    ULong e = tab[k];
+    UInt slot = (UInt)(e >> 24) & 0xff;
+    Addr off = (Addr)(Long)(Int)(UInt)(e >> 32);
+    access_note(slot == HV_SLOT_ABS ? (Addr)(UInt)(e >> 32) : slots[slot] + off,
+                (SizeT)((e >> 2) & 0x3fffff), (UInt)e & 3);
     k += sample_gap();
-  } while (k <= n);
-  acc_countdown = k - n;
+  }
+  *cd = k - n;
 }
 
 /* The kernel's accesses for a system call (read() filling a buffer, write()
@@ -1120,65 +1142,76 @@ static void evs_flush(IRSB *sb)
 }
 
 /* --access-sample: the segment being instrumented. seg_tab[0] counts its
-** accesses, seg_tab[k] is the k-th's (size << 2 | kind); seg_insn: the
-** index of the current instruction's first access (a load and a store of
-** the same address and size in it are one modify). */
-static UInt seg_tab[HV_SEG + 1];
+** accesses, seg_tab[k] is the k-th's seg_entry; seg_insn: the index of the
+** current instruction's first access (a load and a store of the same
+** address and size in it are one modify); seg_base[s]: the temp whose value
+** slot s holds (IRTemp_INVALID: a guarded access's own). */
+static ULong seg_tab[HV_SEG + 1];
 static UInt seg_insn;
 static IRExpr *seg_last_addr;         /* the last access's address, if unguarded */
+static IRTemp seg_base[HV_SEG];
+static UInt seg_nslots;
 
 /* The segment's table, interned (segments repeat: one copy each). */
-typedef struct SegTab { struct SegTab *next; UInt hash; UInt e[]; } SegTab;
+typedef struct SegTab { struct SegTab *next; UInt hash; ULong e[]; } SegTab;
 #define HV_SEGTABS 4096
 static SegTab *segtabs[HV_SEGTABS];
 
-static const UInt *segtab_intern(void)
+static const ULong *segtab_intern(void)
 {
-  UInt n = seg_tab[0], h = 2166136261u;
-  for (UInt i = 0; i <= n; i++) h = (h ^ seg_tab[i]) * 16777619u;
+  UInt n = (UInt)seg_tab[0], h = 2166136261u;
+  for (UInt i = 0; i <= n; i++) h = (h ^ (UInt)seg_tab[i] ^ (UInt)(seg_tab[i] >> 32)) * 16777619u;
   SegTab **head = &segtabs[h & (HV_SEGTABS - 1)];
   for (SegTab *t = *head; t; t = t->next)
-    if (t->hash == h && t->e[0] == n && !VG_(memcmp)(t->e, seg_tab, (n + 1) * sizeof(UInt)))
+    if (t->hash == h && t->e[0] == n && !VG_(memcmp)(t->e, seg_tab, (n + 1) * sizeof(ULong)))
       return t->e;
-  SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab) + (n + 1) * sizeof(UInt));
+  SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab) + (n + 1) * sizeof(ULong));
   t->next = *head; t->hash = h;
-  VG_(memcpy)(t->e, seg_tab, (n + 1) * sizeof(UInt));
+  VG_(memcpy)(t->e, seg_tab, (n + 1) * sizeof(ULong));
   *head = t;
   return t->e;
 }
 
-/* The segment's end: countdown -= n; hv_segment(countdown, tab) if it was <= n. */
+/* The segment's end: countdown -= n; hv_segment(tab, gs) if it was <= n. */
 static void seg_flush(IRSB *sb)
 {
-  UInt n = seg_tab[0];
+  UInt n = (UInt)seg_tab[0], nslots = seg_nslots;
   seg_tab[0] = 0;
-  seg_insn = 0;
+  seg_insn = seg_nslots = 0;
   seg_last_addr = NULL;
   if (!n) return;
-  IRExpr *cd = mkIRExpr_HWord((HWord)&acc_countdown), *nn = IRExpr_Const(IRConst_U64(n));
-  IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cd));
-  addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cd, ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, nn))));
+  IRExpr *nn = IRExpr_Const(IRConst_U64(n));
+  IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Get(seg_off + HV_CD_OFF, Ity_I64));
+  addStmtToIRSB(sb, IRStmt_Put(seg_off + HV_CD_OFF, ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, nn))));
   seg_tab[0] = n;
-  IRExpr **argv = mkIRExprVec_3(c, mkIRExpr_HWord((HWord)segtab_intern()), IRExpr_GSPTR());
+  IRExpr **argv = mkIRExprVec_2(mkIRExpr_HWord((HWord)segtab_intern()), IRExpr_GSPTR());
   seg_tab[0] = 0;
   IRDirty *di = unsafeIRDirty_0_N(0, "hv_segment", VG_(fnptr_to_fnentry)(hv_segment), argv);
   di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, c, nn));
-  di->nFxState = 1;  /* it reads the addresses put in the shadow state */
-  di->fxState[0].fx = Ifx_Read;
+  di->nFxState = 2;  /* it reads the addresses put in the shadow state, and */
+  di->fxState[0].fx = Ifx_Read;  /* sets the countdown */
   di->fxState[0].offset = seg_off;
-  di->fxState[0].size = (UShort)(n * 8);
+  di->fxState[0].size = (UShort)(nslots ? nslots * 8 : 8);
   di->fxState[0].nRepeats = di->fxState[0].repeatLen = 0;
+  di->fxState[1].fx = Ifx_Modify;
+  di->fxState[1].offset = seg_off + HV_CD_OFF;
+  di->fxState[1].size = 8;
+  di->fxState[1].nRepeats = di->fxState[1].repeatLen = 0;
   addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
-/* One access of the segment: its address stored now (0 when its guard is
-** false: a trial that keeps nothing, so the sample stays fair). */
+static void addr_split(const IRExpr *addr, IRTemp *base, Long *off);
+
+/* One access of the segment: its address, or the value it is at a constant
+** offset from, stored now unless the segment has stored that value already
+** (0 when its guard is false: a trial that keeps nothing, so the sample
+** stays fair). */
 static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
 {
-  UInt n = seg_tab[0];
+  UInt n = (UInt)seg_tab[0];
   if (kind == HT_AK_STORE && !guard && n > seg_insn && seg_last_addr &&
-      seg_tab[n] == ((UInt)size << 2 | HT_AK_LOAD) && eqIRAtom(seg_last_addr, addr)) {
-    seg_tab[n] = (UInt)size << 2 | HT_AK_MODIFY;
+      (seg_tab[n] & 0xffffff) == ((ULong)size << 2 | HT_AK_LOAD) && eqIRAtom(seg_last_addr, addr)) {
+    seg_tab[n] = (seg_tab[n] & ~3ull) | HT_AK_MODIFY;
     seg_last_addr = NULL;
     return;
   }
@@ -1186,10 +1219,32 @@ static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
     seg_flush(sb);
     n = 0;
   }
-  IRExpr *a = guard ? ir_let(sb, Ity_I64, IRExpr_ITE(guard, addr, IRExpr_Const(IRConst_U64(0))))
-                    : addr;
-  addStmtToIRSB(sb, IRStmt_Put(seg_off + 8 * (Int)n, a));
-  seg_tab[++n] = (UInt)size << 2 | kind;
+  IRTemp base = IRTemp_INVALID;
+  Long off = 0;
+  UInt slot = seg_nslots;
+  if (guard) {
+    addStmtToIRSB(sb, IRStmt_Put(seg_off + 8 * (Int)slot,
+      ir_let(sb, Ity_I64, IRExpr_ITE(guard, addr, IRExpr_Const(IRConst_U64(0))))));
+    seg_base[seg_nslots++] = IRTemp_INVALID;
+  } else if (addr->tag == Iex_Const && addr->Iex.Const.con->tag == Ico_U64 &&
+             addr->Iex.Const.con->Ico.U64 < 0x80000000ull) {
+    slot = HV_SLOT_ABS;
+    off = (Long)addr->Iex.Const.con->Ico.U64;
+  } else {
+    addr_split(addr, &base, &off);
+    UInt s = 0;
+    if (base != IRTemp_INVALID)
+      while (s < seg_nslots && seg_base[s] != base) s++;
+    else
+      s = seg_nslots;  /* a constant address: its own slot */
+    if (s == seg_nslots) {
+      addStmtToIRSB(sb, IRStmt_Put(seg_off + 8 * (Int)s,
+                                   base == IRTemp_INVALID ? addr : IRExpr_RdTmp(base)));
+      seg_base[seg_nslots++] = base;
+    }
+    slot = s;
+  }
+  seg_tab[++n] = seg_entry(slot, off, size, kind);
   seg_tab[0] = n;
   seg_last_addr = guard ? NULL : addr;
 }
@@ -1203,6 +1258,48 @@ static void seg_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
 #define HV_SP_NEAR 65536              /* |constant| below this */
 static UChar *sp_tmp;                 /* by temp: 1 = stack pointer based */
 static Int sp_cap;
+
+/* By temp: the temp it is a constant offset from (IRTemp_INVALID: none) and
+** that offset (tmp := base + off, flat IR defines each temp once), so that
+** accesses at offsets from one value share its slot (seg_add). */
+#define HV_OFF_MAX (1 << 30)          /* |offset| below this */
+static IRTemp *tmp_base;
+static Int *tmp_off;
+
+/* addr (an atom, not a constant) as base + off. */
+static void addr_split(const IRExpr *addr, IRTemp *base, Long *off)
+{
+  *base = IRTemp_INVALID;
+  *off = 0;
+  if (addr->tag != Iex_RdTmp) return;
+  IRTemp t = addr->Iex.RdTmp.tmp;
+  *base = t;
+  if (t < (IRTemp)sp_cap && tmp_base[t] != IRTemp_INVALID) {
+    *base = tmp_base[t];
+    *off = tmp_off[t];
+  }
+}
+
+/* Note tmp := data when it is a temp plus or minus a constant. */
+static void off_note(IRTemp tmp, const IRExpr *data)
+{
+  if (tmp >= (IRTemp)sp_cap) return;
+  tmp_base[tmp] = IRTemp_INVALID;
+  if (data->tag != Iex_Binop || (data->Iex.Binop.op != Iop_Add64 && data->Iex.Binop.op != Iop_Sub64))
+    return;
+  const IRExpr *a = data->Iex.Binop.arg1, *b = data->Iex.Binop.arg2;
+  if (a->tag != Iex_RdTmp || b->tag != Iex_Const || b->Iex.Const.con->tag != Ico_U64) return;
+  Long c = (Long)b->Iex.Const.con->Ico.U64;
+  if (data->Iex.Binop.op == Iop_Sub64) c = -c;
+  IRTemp base;
+  Long off;
+  addr_split(a, &base, &off);
+  off += c;
+  if (off > -HV_OFF_MAX && off < HV_OFF_MAX) {
+    tmp_base[tmp] = base;
+    tmp_off[tmp] = (Int)off;
+  }
+}
 
 static Bool sp_based(const IRExpr *e)
 {
@@ -1250,6 +1347,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   (void)closure; (void)vge; (void)archinfo;
   if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
   seg_off = layout->total_sizeB;
+  if (HV_CD_OFF + 8 > seg_off) VG_(tool_panic)("heaptape: the guest state is too small for the slots");
   IRSB *out = deepCopyIRSBExceptStmts(in);
   Int i = 0;
   while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
@@ -1257,18 +1355,22 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   seg_tab[0] = seg_insn = 0;
   seg_last_addr = NULL;
   if (in->tyenv->types_used > sp_cap) {
-    if (sp_tmp) VG_(free)(sp_tmp);
+    if (sp_tmp) { VG_(free)(sp_tmp); VG_(free)(tmp_base); VG_(free)(tmp_off); }
     sp_cap = in->tyenv->types_used * 2;
     sp_tmp = VG_(malloc)("heaptape.sptmp", (SizeT)sp_cap);
+    tmp_base = VG_(malloc)("heaptape.tmpbase", (SizeT)sp_cap * sizeof(IRTemp));
+    tmp_off = VG_(malloc)("heaptape.tmpoff", (SizeT)sp_cap * sizeof(Int));
   }
   VG_(memset)(sp_tmp, 0, (SizeT)in->tyenv->types_used);
+  for (Int k = 0; k < in->tyenv->types_used; k++) tmp_base[k] = IRTemp_INVALID;
+  seg_nslots = 0;
   for (; i < in->stmts_used; i++) {
     IRStmt *st = in->stmts[i];
     if (!st || st->tag == Ist_NoOp) continue;
     switch (st->tag) {
     case Ist_IMark:
       evs_flush(out);
-      seg_insn = seg_tab[0];
+      seg_insn = (UInt)seg_tab[0];
       break;
     case Ist_Exit:
       evs_flush(out);
@@ -1276,6 +1378,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
       break;
     case Ist_WrTmp:
       sp_note(st->Ist.WrTmp.tmp, st->Ist.WrTmp.data, layout->offset_SP);
+      if (clo_sample > 1) off_note(st->Ist.WrTmp.tmp, st->Ist.WrTmp.data);
       if (st->Ist.WrTmp.data->tag == Iex_Load)
         ev_add(out, HT_AK_LOAD, st->Ist.WrTmp.data->Iex.Load.addr,
                sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty), NULL);
