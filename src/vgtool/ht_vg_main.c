@@ -34,7 +34,8 @@ size_t strlen(const char *s);
 size_t strlen(const char *s) { return VG_(strlen)(s); }
 
 #define HV_FRAMES 64             /* frames per stack */
-#define HV_INNER 8               /* inner frames walked first (stack_walk), at least */
+#define HV_INNER 8               /* inner frames walked (stack_walk), at least, where */
+                                 /* the innermost alone found no walk to go on from */
 #define HV_INNER_MAX 16          /* and at most */
 #define HV_BODY (64u << 10)      /* packet body bytes */
 #define HV_CLOCK_EVERY 4096      /* accesses between clock reads */
@@ -265,6 +266,17 @@ static void tape_header(void)
 
 typedef struct StackSlot { ULong ip; UInt parent, id; } StackSlot;
 
+/* A walk of a thread's stack (stack_walk), innermost frame first. */
+#define HV_WALKS 4
+typedef struct Walk {
+  Addr ip[HV_FRAMES + 1];    /* each frame's ip, */
+  Addr sp[HV_FRAMES + 1];    /* stack pointer */
+  Addr fp[HV_FRAMES + 1];    /* and frame pointer */
+  UInt n;                    /* frames (0: none to reuse) */
+  UInt id;                   /* its stack's node (stack_of; 0: not yet) */
+  ULong used;                /* when it last served (stack_walks) */
+} Walk;
+
 typedef struct ThreadTape {
   HtStream s;                /* its EVENTS stream */
   UChar *buf;                /* the stream's body */
@@ -276,10 +288,8 @@ typedef struct ThreadTape {
   Addr last_ip[HV_FRAMES];   /* the last stack, outermost first, */
   UInt last_id[HV_FRAMES];   /* and its nodes: the next one shares a prefix */
   UInt last_n;               /* its frames */
-  Addr w_ip[HV_FRAMES + 1];  /* the last walk (stack_walk), innermost first: */
-  Addr w_sp[HV_FRAMES + 1];  /* each frame's ip, stack pointer */
-  Addr w_fp[HV_FRAMES + 1];  /* and frame pointer */
-  UInt w_n;                  /* its frames (0: none to reuse) */
+  Walk walk[HV_WALKS];       /* the last walks, */
+  UInt wlast;                /* the latest of them */
   UInt inner, inner_hits;    /* inner frames walked first; walks served since changed */
 } ThreadTape;
 
@@ -307,7 +317,7 @@ static void thread_stacks_reset(ThreadTape *t)
   t->stmask = 1023;
   t->nst = 0;
   t->last_n = 0;
-  t->w_n = 0;
+  for (UInt i = 0; i < HV_WALKS; i++) t->walk[i].n = t->walk[i].id = 0;
   t->inner = HV_INNER;
   t->st = VG_(calloc)("heaptape.stacks", t->stmask + 1, sizeof(StackSlot));
 }
@@ -370,102 +380,139 @@ static void stack_grow(ThreadTape *t)
 }
 
 /* The stack of thread vtid (ips, innermost first; HV_FRAMES + 1 at most):
-** its HV_INNER innermost frames from Valgrind's unwinder and the rest from
-** the thread's last walk, when the innermost of those frames is one of the
-** last walk's (the same ip, stack pointer and frame pointer) and every frame
-** outside it still has its return address where the last walk found it.
-** Unwinding from a frame is a function of its registers and of the stack
-** memory of the frames outside it, which only those frames write (their
-** return addresses, checked here, and saved registers): the frames are
-** those a whole walk gives, for a fraction of its cost (a program
-** allocates from deep in the same call chain: lua5.4's stacks are 30 frames
-** deep, and unwinding them was a tenth of its run with --access-sample).
-** The outer frames' frame pointers must not lie between the two walks'
-** lowest stack addresses (the unwinder's fallback for a frame without CFI
-** tests them against it). A walk the cache cannot serve is a whole one.
-** With --stack-check every stack is also walked whole and compared. */
+** its HV_INNER or more innermost frames from Valgrind's unwinder and the
+** rest from one of the thread's last HV_WALKS walks, when the innermost of
+** those frames is one of that walk's (the same ip, stack pointer and frame
+** pointer) and every frame outside it still has its return address where
+** that walk found it. Unwinding from a frame is a function of its registers
+** and of the stack memory of the frames outside it, which only those frames
+** write (their return addresses, checked here, and saved registers): the
+** frames are those a whole walk gives, for a fraction of its cost (a
+** program allocates from deep in the same call chains: lua5.4's stacks are
+** 30 frames deep, and unwinding them was a tenth of its run with
+** --access-sample). Programs alternate among a few allocation paths: with
+** the last four walks kept, 97% of lua5.4's and perl's allocations have
+** the innermost frame (the replacement function's registers, no unwinding)
+** of one of them, so that the stack is that walk's whole, and so is its node
+** in the stack tree (stack_of). The outer frames' frame pointers must not
+** lie between the two walks' lowest stack addresses (the unwinder's
+** fallback for a frame without CFI tests them against it). A walk the
+** cache cannot serve is a whole one. With --stack-check every stack is
+** also walked whole and compared. */
 static ULong stack_walks, stack_reused, stack_diffs;
 
-/* Where t's last walk goes on from the n inner frames (ips, sps, fps) of
-** a new one (the index of its first frame outside them), or 0 where it
-** cannot serve. */
-static UInt stack_match(ThreadId vtid, const ThreadTape *t, const Addr *ips, const Addr *sps,
-                        const Addr *fps, UInt n)
+/* Where walk w goes on from the n inner frames (ips, sps, fps) of a new one
+** (the index of its first frame outside them), or 0 where it cannot serve.
+** lo, top: the thread's stack pointer and stack top. */
+static UInt stack_match(ThreadId vtid, const Walk *wk, const Addr *ips, const Addr *sps,
+                        const Addr *fps, UInt n, Addr lo, Addr top)
 {
-  UInt w = t->w_n, j = 0;
+  UInt w = wk->n, j = 0;
   if (w == 0 || w > HV_FRAMES) return 0;  /* none, or a truncated one */
-  Addr sp = sps[n - 1], lo = VG_(get_SP)(vtid), top = VG_(thread_get_stack_max)(vtid);
-  while (j < w && t->w_sp[j] < sp) j++;
-  if (j == w || t->w_sp[j] != sp || t->w_ip[j] != ips[n - 1] || t->w_fp[j] != fps[n - 1] ||
-      lo + sizeof(Addr) > sp || t->w_sp[w - 1] >= top - sizeof(Addr) || top - lo >= VG_(thread_get_stack_size)(vtid))
+  Addr sp = sps[n - 1];
+  while (j < w && wk->sp[j] < sp) j++;
+  if (j == w || wk->sp[j] != sp || wk->ip[j] != ips[n - 1] || wk->fp[j] != fps[n - 1] ||
+      sp < lo || wk->sp[w - 1] >= top - sizeof(Addr) || top - lo >= VG_(thread_get_stack_size)(vtid))
     return 0;
-  Addr fmin_new = sps[0] - VG_STACK_REDZONE_SZB, fmin_old = t->w_sp[0] - VG_STACK_REDZONE_SZB;
+  Addr fmin_new = sps[0] - VG_STACK_REDZONE_SZB, fmin_old = wk->sp[0] - VG_STACK_REDZONE_SZB;
   Addr flo = fmin_new < fmin_old ? fmin_new : fmin_old, fhi = fmin_new ^ fmin_old ^ flo;
   for (UInt m = j + 1; m < w; m++) {
-    const Addr *ra = (const Addr *)t->w_sp[m];  /* CFI, frame pointer: ra[-1]; the */
-    if ((ra[-1] != t->w_ip[m] + 1 && ra[0] != t->w_ip[m] + 1) ||  /* last resort: ra[0] */
-        (t->w_fp[m] >= flo && t->w_fp[m] < fhi))
+    const Addr *ra = (const Addr *)wk->sp[m];  /* CFI, frame pointer: ra[-1]; the */
+    if ((ra[-1] != wk->ip[m] + 1 && ra[0] != wk->ip[m] + 1) ||  /* last resort: ra[0] */
+        (wk->fp[m] >= flo && wk->fp[m] < fhi))
       return 0;
   }
   return j + 1;
 }
 
-/* Walk thread vtid's stack into t->w_* (HV_FRAMES + 1 frames at most). */
-static void stack_walk(ThreadId vtid, ThreadTape *t)
+/* The first of t's last walks (latest first) that goes on from the n inner
+** frames, into *r; where it goes on (stack_match), or 0 if none does. */
+static UInt stack_match_any(ThreadId vtid, const ThreadTape *t, const Addr *ips, const Addr *sps,
+                            const Addr *fps, UInt n, UInt *r)
+{
+  Addr lo = VG_(get_SP)(vtid), top = VG_(thread_get_stack_max)(vtid);
+  for (UInt i = 0; i < HV_WALKS; i++) {
+    *r = (t->wlast + HV_WALKS - i) % HV_WALKS;
+    UInt j = stack_match(vtid, &t->walk[*r], ips, sps, fps, n, lo, top);
+    if (j) return j;
+  }
+  return 0;
+}
+
+/* Walk thread vtid's stack (HV_FRAMES + 1 frames at most) into one of t's
+** walks, which becomes t->wlast: the one it equals (its node kept), or the
+** one that served least recently. */
+static const Walk *stack_walk(ThreadId vtid, ThreadTape *t)
 {
   Addr ips[2 * HV_INNER_MAX], sps[2 * HV_INNER_MAX], fps[2 * HV_INNER_MAX];
-  UInt k = t->inner, n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0), j = 0;
+  UInt k = 1, n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0), j = 0, r = 0;
   stack_walks++;
-  if (n == k && !(j = stack_match(vtid, t, ips, sps, fps, n))) {
-    /* a deeper call path than the last: twice as many inner frames */
+  if (n == k && !(j = stack_match_any(vtid, t, ips, sps, fps, n, &r))) {
+    k = t->inner;  /* the innermost frame (registers only) is no walk's */
+    n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0);
+  }
+  if (k > 1 && n == k && !(j = stack_match_any(vtid, t, ips, sps, fps, n, &r))) {
+    /* a deeper call path than the last ones: twice as many inner frames */
     k *= 2;
     n = VG_(get_StackTrace)(vtid, ips, k, sps, fps, 0);
-    if (n == k && (j = stack_match(vtid, t, ips, sps, fps, n)) && t->inner < HV_INNER_MAX)
+    if (n == k && (j = stack_match_any(vtid, t, ips, sps, fps, n, &r)) && t->inner < HV_INNER_MAX)
       t->inner += 2;  /* the next walk starts deeper */
-  } else if (j && ++t->inner_hits == 1024) {  /* try fewer from time to time */
+  } else if (k > 1 && j && ++t->inner_hits == 1024) {  /* try fewer from time to time */
     t->inner_hits = 0;
     if (t->inner > HV_INNER) t->inner--;
   }
-  if (!j && n == k) {  /* a whole walk */
-    t->w_n = VG_(get_StackTrace)(vtid, t->w_ip, HV_FRAMES + 1, t->w_sp, t->w_fp, 0);
-    return;
-  }
-  if (j) {  /* the last walk's frames j.. move to n.. */
-    UInt w = t->w_n, keep = w - j < HV_FRAMES + 1 - n ? w - j : HV_FRAMES + 1 - n;
-    if (j > n) {
-      for (UInt m = 0; m < keep; m++) {
-        t->w_ip[n + m] = t->w_ip[j + m]; t->w_sp[n + m] = t->w_sp[j + m]; t->w_fp[n + m] = t->w_fp[j + m];
-      }
-    } else if (j < n) {
-      for (UInt m = keep; m-- > 0;) {
-        t->w_ip[n + m] = t->w_ip[j + m]; t->w_sp[n + m] = t->w_sp[j + m]; t->w_fp[n + m] = t->w_fp[j + m];
-      }
-    }
-    t->w_n = n + keep;
+  Walk *wk;
+  if (j == n && !VG_(memcmp)(t->walk[r].ip, ips, n * sizeof(Addr))) {
+    wk = &t->walk[r];  /* the same frames as walk r: its inner ones from the */
+    wk->used = stack_walks;
+    for (UInt i = 0; i < n; i++) wk->sp[i] = sps[i], wk->fp[i] = fps[i];  /* new walk */
+    t->wlast = r;
     stack_reused++;
   } else {
-    t->w_n = n;
-  }
-  for (UInt i = 0; i < n; i++) {
-    t->w_ip[i] = ips[i]; t->w_sp[i] = sps[i]; t->w_fp[i] = fps[i];
+    UInt old = j && r == 0 ? 1 : 0;  /* not walk r: its frames are copied */
+    for (UInt i = 0; i < HV_WALKS; i++)
+      if (!(j && i == r) && t->walk[i].used < t->walk[old].used) old = i;
+    t->wlast = old;
+    wk = &t->walk[old];
+    wk->id = 0;
+    wk->used = stack_walks;
+    if (!j && n == k) {  /* a whole walk */
+      wk->n = VG_(get_StackTrace)(vtid, wk->ip, HV_FRAMES + 1, wk->sp, wk->fp, 0);
+      return wk;
+    }
+    if (j) {  /* walk r's frames j.. follow the n inner ones */
+      const Walk *from = &t->walk[r];
+      UInt keep = from->n - j < HV_FRAMES + 1 - n ? from->n - j : HV_FRAMES + 1 - n;
+      VG_(memcpy)(wk->ip + n, from->ip + j, keep * sizeof(Addr));
+      VG_(memcpy)(wk->sp + n, from->sp + j, keep * sizeof(Addr));
+      VG_(memcpy)(wk->fp + n, from->fp + j, keep * sizeof(Addr));
+      wk->n = n + keep;
+      stack_reused++;
+    } else {
+      wk->n = n;
+    }
+    for (UInt i = 0; i < n; i++) wk->ip[i] = ips[i], wk->sp[i] = sps[i], wk->fp[i] = fps[i];
   }
   if (j && clo_stack_check) {
     Addr full[HV_FRAMES + 1];
     UInt fn = VG_(get_StackTrace)(vtid, full, HV_FRAMES + 1, NULL, NULL, 0);
-    if (fn != t->w_n || VG_(memcmp)(full, t->w_ip, fn * sizeof(Addr))) stack_diffs++;
+    if (fn != wk->n || VG_(memcmp)(full, wk->ip, fn * sizeof(Addr))) stack_diffs++;
   }
+  return wk;
 }
 
 /* The stack of the allocation being made, as an id of t's tree (defining
 ** the nodes it lacks); the replacement function's own frame is left out.
-** The frames it shares with the thread's last stack from the outermost on
-** take that stack's nodes without a look-up (a program allocates from the
-** same few call paths: the look-ups were most of a stack's cost). */
+** A walk equal to one of the last ones has its node already. The frames it
+** shares with the thread's last stack from the outermost on take that
+** stack's nodes without a look-up (a program allocates from the same few
+** call paths: the look-ups were most of a stack's cost). */
 static UInt stack_of(ThreadId vtid, ThreadTape *t)
 {
-  stack_walk(vtid, t);
-  const Addr *ips = t->w_ip;
-  UInt n = t->w_n;
+  Walk *wk = (Walk *)stack_walk(vtid, t);
+  if (wk->id) return wk->id;
+  const Addr *ips = wk->ip;
+  UInt n = wk->n;
   if (n <= 1) return 0;
   UInt depth = n - 1, j = 0, parent = 0;  /* frame j (outermost first) is ips[depth - j] */
   for (; j < depth && j < t->last_n && t->last_ip[j] == ips[depth - j]; j++) parent = t->last_id[j];
@@ -490,7 +537,7 @@ static UInt stack_of(ThreadId vtid, ThreadTape *t)
     ht_stream_stack_define(&t->s, first, up, vals, k);
   }
   t->last_n = depth;
-  return parent;
+  return wk->id = parent;
 }
 
 /* -- Modules: MODULE records for the objects Valgrind read ---------------- */
