@@ -24,6 +24,7 @@
 #include "pub_tool_wordfm.h"
 #include "pub_tool_clientstate.h"
 #include "pub_tool_xarray.h"
+#include "pub_tool_aspacemgr.h"
 
 #include "../format/phead.h"
 #include "../format/stream.h"
@@ -439,6 +440,20 @@ static UInt stack_match_any(ThreadId vtid, const ThreadTape *t, const Addr *ips,
   return 0;
 }
 
+/* The frames of a walk (ips, n of them) less those at its outer end that
+** are no code: beyond the program's first frame (_start) Valgrind's last
+** resort takes the word at the stack pointer for a return address (a
+** pointer into argv, a count). */
+static UInt walk_trim(const Addr *ips, UInt n)
+{
+  while (n > 1) {
+    const NSegment *seg = VG_(am_find_nsegment)(ips[n - 1]);
+    if (seg && seg->hasX) break;
+    n--;
+  }
+  return n;
+}
+
 /* Walk thread vtid's stack (HV_FRAMES + 1 frames at most) into one of t's
 ** walks, which becomes t->wlast: the one it equals (its node kept), or the
 ** one that served least recently. */
@@ -477,7 +492,7 @@ static const Walk *stack_walk(ThreadId vtid, ThreadTape *t)
     wk->id = 0;
     wk->used = stack_walks;
     if (!j && n == k) {  /* a whole walk */
-      wk->n = VG_(get_StackTrace)(vtid, wk->ip, HV_FRAMES + 1, wk->sp, wk->fp, 0);
+      wk->n = walk_trim(wk->ip, VG_(get_StackTrace)(vtid, wk->ip, HV_FRAMES + 1, wk->sp, wk->fp, 0));
       return wk;
     }
     if (j) {  /* walk r's frames j.. follow the n inner ones */
@@ -489,13 +504,13 @@ static const Walk *stack_walk(ThreadId vtid, ThreadTape *t)
       wk->n = n + keep;
       stack_reused++;
     } else {
-      wk->n = n;
+      wk->n = n = walk_trim(ips, n);  /* the whole stack */
     }
     for (UInt i = 0; i < n; i++) wk->ip[i] = ips[i], wk->sp[i] = sps[i], wk->fp[i] = fps[i];
   }
   if (j && clo_stack_check) {
     Addr full[HV_FRAMES + 1];
-    UInt fn = VG_(get_StackTrace)(vtid, full, HV_FRAMES + 1, NULL, NULL, 0);
+    UInt fn = walk_trim(full, VG_(get_StackTrace)(vtid, full, HV_FRAMES + 1, NULL, NULL, 0));
     if (fn != wk->n || VG_(memcmp)(full, wk->ip, fn * sizeof(Addr))) stack_diffs++;
   }
   return wk;
