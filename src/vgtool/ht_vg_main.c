@@ -865,10 +865,13 @@ static ThreadTape *event_begin(ThreadId vtid)
   return t;
 }
 
+static inline void access_settle(void);
+
 /* Keep the block just allocated at p (a small one when pooled) and write
 ** its ALLOC. */
 static void block_keep(ThreadId vtid, void *p, SizeT size, SizeT align, UInt kind, Bool pooled)
 {
+  access_settle();  /* before the tables change */
   Block b = { .payload = (Addr)p, .size = size, .isz = size ? size : 1 };
   if ((Addr)p < heap_lo) heap_lo = (Addr)p;
   if ((Addr)p + b.isz > heap_hi) heap_hi = (Addr)p + b.isz;
@@ -905,6 +908,7 @@ static void *block_new(ThreadId vtid, SizeT size, SizeT align, UInt kind, Bool z
 ** is a small one into pooled); False if p is not one. */
 static Bool block_drop(ThreadId vtid, void *p, UInt kind, SizeT *size, Bool *pooled)
 {
+  access_settle();  /* before the block goes */
   Block b;
   ULong *s = bslot((Addr)p, False);
   if ((*pooled = s && *s)) {
@@ -1043,19 +1047,44 @@ static inline double ln_fast(double x)
   return ln_c[i] + t * (1 - t * (0.5 - t * (1.0 / 3))) + e * 0.69314718055994531;
 }
 
+/* The gap for the 53-bit random number r: 1 + floor(ln u / ln(1 - 1/N))
+** with u = (r + 1) / 2^53 in (0, 1], geometric with mean N. */
+static ULong gap_of(ULong r)
+{
+  double u = (double)(r + 1) * (1.0 / 9007199254740992.0);
+  double g = ln_fast(u) * acc_gap_scale;
+  return g < 1e18 ? 1 + (ULong)(Long)g : 1000000000000000000ull;
+}
+
+/* gap_of of every r with these top HV_GAP_BITS bits, where they all have the
+** same (0 where they differ): gap_of falls as r rises, so the two ends of
+** the range tell. For 1 in 100, nine draws in ten find their gap here, with
+** no logarithm (whose chain of multiplications was a fortieth of lua5.4's
+** run); the others compute it. The same gaps either way. */
+#define HV_GAP_BITS 12
+static UInt gap_tab[1u << HV_GAP_BITS];
+
+static void gap_tab_init(void)
+{
+  for (ULong j = 0; j < (1u << HV_GAP_BITS); j++) {
+    ULong hi = gap_of(j << (53 - HV_GAP_BITS)), lo = gap_of(((j + 1) << (53 - HV_GAP_BITS)) - 1);
+    gap_tab[j] = hi == lo && hi < 0xffffffffull ? (UInt)hi : 0;
+  }
+}
+
 /* Accesses until the next one kept: geometric with mean N, so that every
 ** access is kept with probability 1/N independently of all others (a fair
 ** sample of any subset: the heap's accesses, one site's, one block's). */
 static ULong sample_gap(void)
 {
   acc_rng ^= acc_rng << 13; acc_rng ^= acc_rng >> 7; acc_rng ^= acc_rng << 17;
-  double u = (double)((acc_rng >> 11) + 1) * (1.0 / 9007199254740992.0);  /* (0, 1] */
-  double g = ln_fast(u) * acc_gap_scale;
-  return g < 1e18 ? 1 + (ULong)g : 1000000000000000000ull;
+  ULong r = acc_rng >> 11;
+  UInt g = gap_tab[r >> (53 - HV_GAP_BITS)];
+  return g ? g : gap_of(r);
 }
 
 /* One heap access (kind HT_AK_*) of sz bytes at a, if it touches a block. */
-static inline void access_note(Addr a, SizeT sz, UInt kind)
+static inline void access_note_by(Addr a, SizeT sz, UInt kind, UInt lwp)
 {
   if (LIKELY(a - heap_lo >= heap_span)) return;
   const BlockSlot *b = block_find(a);
@@ -1065,7 +1094,38 @@ static inline void access_note(Addr a, SizeT sz, UInt kind)
     now_ns = clock_now();
   }
   if (ht_accessw_full(&accw)) access_flush();
-  ht_accessw_add(&accw, acc_lwp, b->seq, g_seq + 1, now_ns, kind, a - b->lo, sz);
+  ht_accessw_add(&accw, lwp, b->seq, g_seq + 1, now_ns, kind, a - b->lo, sz);
+}
+
+static inline void access_note(Addr a, SizeT sz, UInt kind) { access_note_by(a, sz, kind, acc_lwp); }
+
+/* --access-sample: the access kept last, whose block is looked up only at
+** the next kept access, block event or kernel's access (access_settle), so
+** that the cache lines the look-up needs (its cache slot, its table slot)
+** are fetched meanwhile while the program runs on: a kept access is at a
+** random address, and the look-up's cache misses were most of its cost.
+** Nothing but those events changes what it finds, nor the sequence number
+** and time it is written with. */
+static Addr pend_a;
+static SizeT pend_sz;                 /* 0: none waiting */
+static UInt pend_kind, pend_lwp;
+
+static inline void access_settle(void)
+{
+  if (!pend_sz) return;
+  SizeT sz = pend_sz;
+  pend_sz = 0;
+  access_note_by(pend_a, sz, pend_kind, pend_lwp);
+}
+
+static inline void access_defer(Addr a, SizeT sz, UInt kind)
+{
+  if (LIKELY(a - heap_lo >= heap_span)) return;
+  access_settle();
+  __builtin_prefetch(bcache_slot(a));
+  const ULong *s = bslot(a & ~(Addr)(HV_ALIGN - 1), False);
+  if (s) __builtin_prefetch(s);
+  pend_a = a; pend_sz = sz; pend_kind = kind; pend_lwp = acc_lwp;
 }
 
 /* Every access: called by code that checked the heap's bounds. */
@@ -1107,8 +1167,8 @@ static void hv_segment(const ULong *tab, UChar *gs)
     ULong e = tab[k];
     UInt slot = (UInt)(e >> 24) & 0xff;
     Addr off = (Addr)(Long)(Int)(UInt)(e >> 32);
-    access_note(slot == HV_SLOT_ABS ? (Addr)(UInt)(e >> 32) : slots[slot] + off,
-                (SizeT)((e >> 2) & 0x3fffff), (UInt)e & 3);
+    access_defer(slot == HV_SLOT_ABS ? (Addr)(UInt)(e >> 32) : slots[slot] + off,
+                 (SizeT)((e >> 2) & 0x3fffff), (UInt)e & 3);
     k += sample_gap();
   }
   *cd = k - n;
@@ -1120,6 +1180,7 @@ static void hv_segment(const ULong *tab, UChar *gs)
 static void access_core(Addr a, SizeT sz, UInt kind)
 {
   if (sz == 0) return;
+  access_settle();
   if (clo_sample > 1) {
     if (--acc_countdown) return;
     acc_countdown = sample_gap();
@@ -1526,6 +1587,7 @@ static void hv_post_clo_init(void)
   if (clo_sample > 1) {
     acc_gap_scale = sample_scale(clo_sample);
     ln_fast_init();
+    gap_tab_init();
     acc_countdown = sample_gap();
   }
   ht_accessw_init(&accw, accbuf, HV_BODY);
@@ -1538,6 +1600,7 @@ static void hv_fini(Int exitcode)
   if (clo_stack_check)
     VG_(umsg)("heaptape: stacks %llu, %llu from the last walk, %llu of them differ\n",
               stack_walks, stack_reused, stack_diffs);
+  access_settle();
   access_flush();
   for (UInt i = 0; i < VG_N_THREADS; i++)
     if (threads[i]) stream_flush(&threads[i]->s, NULL);
