@@ -63,9 +63,20 @@ $(B)/libheaptape_tool.a: $(call obj,$(TOOL_SRC))
 	@rm -f $@
 	ar rcs $@ $^
 
-TOOL_LIBS = $(B)/libheaptape_tool.a -ldw -lelf $(LDLIBS_FORMAT) -lm -ldl
+# The tools' libraries are linked from their static archives (the same -dev
+# packages ship them): loading them as 13 shared libraries cost every command
+# half a millisecond of start-up, a sixth to a third of a command reading a
+# small sealed tape (docs/PERFORMANCE.md). STATIC_LIBS=0 links them shared.
+STATIC_LIBS ?= 1
+TOOL_DEPS = -ldw -lelf -lbz2 -llzma
 # The live view (src/output/live.c, cli/live_term.c) draws with ncurses.
-TOOL_LIBS += -lncursesw
+TOOL_DEPS += -lncursesw -ltinfo
+ifeq ($(STATIC_LIBS),1)
+TOOL_LIBS = $(B)/libheaptape_tool.a -Wl,-Bstatic $(TOOL_DEPS) -lzstd -lz -Wl,-Bdynamic \
+            -lm -ldl -lpthread
+else
+TOOL_LIBS = $(B)/libheaptape_tool.a $(TOOL_DEPS) $(LDLIBS_FORMAT) -lm -ldl
+endif
 
 # -- pprof: protobuf-c code generated from proto/profile.proto -------------
 # protoc-c (Debian protobuf-c-compiler) writes $(B)/gen/profile.pb-c.{c,h} at
@@ -80,7 +91,7 @@ $(B)/gen/profile.pb-c.o: $(PROTO_GEN)
 $(B)/libheaptape_tool.a: $(B)/gen/profile.pb-c.o
 $(B)/obj/src/output/pprof.o $(B)/tests/test_pprof: $(B)/gen/profile.pb-c.h
 $(B)/obj/src/output/pprof.o $(B)/tests/test_pprof: BASEFLAGS += -I$(B)/gen
-TOOL_LIBS += -lprotobuf-c -lz
+TOOL_DEPS += -lprotobuf-c
 
 $(B)/heaptape: $(call obj,$(CLI_SRC)) $(B)/libheaptape_tool.a
 	$(CC) -o $@ $(call obj,$(CLI_SRC)) $(LDFLAGS) $(TOOL_LIBS)
@@ -372,6 +383,6 @@ $(B)/driver_%.so: src/replay/drivers/%.c src/replay/drivers/libc_common.h includ
 $(B)/tests/drivers/%.so: tests/drivers/%.c include/heaptape_driver.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -o $@ $< -ldl
-TOOL_LIBS += -lpng
+TOOL_DEPS += -lpng16
 all: $(REPLAY_BIN)
 test: $(TEST_DRIVER_SO)

@@ -4,7 +4,7 @@
 set -eu
 
 # Build: compilers, libraries the recorder and the tools link against.
-BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev
+BUILD="make gcc g++ clang pkg-config libc6-dev zlib1g-dev libzstd-dev libbz2-dev
 libunwind-dev libdw-dev libelf-dev libpng-dev libncurses-dev"
 # Frontends and allocator studies.
 EXTRA="liblua5.4-dev lua5.4 luajit libluajit-5.1-dev libjemalloc-dev
