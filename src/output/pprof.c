@@ -406,7 +406,9 @@ static int pprof_gzip(FILE *f, const uint8_t *buf, size_t len)
 {
   z_stream z;
   memset(&z, 0, sizeof(z));
-  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  /* Level 1: three times faster than the default 6 (a third of pprof on a
+  ** large tape), the file a fifth larger. */
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
   uint8_t out[65536];
   z.next_in = (Bytef *)buf;
   z.avail_in = (uInt)len;  /* profiles stay far below 4 GiB */
