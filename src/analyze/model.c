@@ -153,16 +153,19 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 
 /* Index of the site of a block, created if new; UINT32_MAX on OOM.
 ** A site is a stack, or with o.split a (stack, thread, domain). */
-/* Remember site id as stack's last (an out-of-memory leaves it unknown). */
-static uint32_t model_site_last(HtModel *m, uint32_t stack, uint32_t id)
+/* Remember site id as stack's last (an out-of-memory leaves it unknown),
+** when remember: a model fed events meets each stack again and again; one
+** filled from the aggregate section meets it once, and the table (4 bytes a
+** stack id: 4.8 MiB with doublings for cc1plus) would only cost memory. */
+static uint32_t model_site_last(HtModel *m, uint32_t stack, uint32_t id, int remember)
 {
-  if (stack < m->csite_last ||
-      !ht_grow(&m->site_last, &m->csite_last, (size_t)stack + 1, sizeof(uint32_t)))
+  if (remember && (stack < m->csite_last ||
+      !ht_grow(&m->site_last, &m->csite_last, (size_t)stack + 1, sizeof(uint32_t))))
     m->site_last[stack] = id + 1;
   return id;
 }
 
-static uint32_t model_site(HtModel *m, const HtBlock *blk)
+static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember)
 {
   uint32_t stack = blk->stack, tid = m->o.split ? blk->tid & ~HT_BLOCK_RT : 0;
   unsigned rt = m->o.split && (blk->tid & HT_BLOCK_RT);
@@ -177,7 +180,7 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk)
   for (; (v = ht_map_get(&m->site_of, key)); key++) {
     const HtSite *s = &m->site[*v];
     if (s->stack == stack && s->tid == tid && s->rt == rt)
-      return model_site_last(m, stack, (uint32_t)*v);
+      return model_site_last(m, stack, (uint32_t)*v, remember);
   }
   uint32_t loc = model_loc_of_stack(m, stack);
   if (loc == HT_LOC_NONE) return UINT32_MAX;
@@ -192,7 +195,7 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk)
   s->loc = loc;
   s->stamp = m->epoch;
   if (ht_map_put(&m->site_of, key, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
-  return model_site_last(m, stack, id);
+  return model_site_last(m, stack, id, remember);
 }
 
 /* Index of a thread record, created if new; UINT32_MAX on OOM. */
@@ -215,7 +218,7 @@ static uint32_t model_thread(HtModel *m, uint32_t tid)
 uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt)
 {
   HtBlock b = {.stack = stack, .tid = tid | (rt ? HT_BLOCK_RT : 0)};
-  return model_site(m, &b);
+  return model_site(m, &b, 0);
 }
 
 /* Room for n more sites, made at once (agg.c knows how many come). */
@@ -283,7 +286,7 @@ static HtSite *model_unlive(HtModel *m, const HtBlock *b, uint64_t *n)
 {
   uint64_t c = ht_model_count(b->weight, b->size);
   *n = c > UINT32_MAX ? UINT32_MAX : c;
-  uint32_t si = model_site(m, b);
+  uint32_t si = model_site(m, b, 1);
   if (si == UINT32_MAX) return NULL;
   HtSite *s = &m->site[si];
   model_touch(m, s);
@@ -304,7 +307,7 @@ static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
   m->by_kind[k]++;
   unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
   m->hist[lg]++;
-  uint32_t si = model_site(m, &res->blk);
+  uint32_t si = model_site(m, &res->blk, 1);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
   /* memprof classification: a realloc pairs with its thread's pending free. */
