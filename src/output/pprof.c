@@ -17,13 +17,15 @@
 /* Sample types, in the order go tool pprof expects of a heap profile. */
 enum { V_ALLOC_N, V_ALLOC_B, V_INUSE_N, V_INUSE_B, V_COUNT };
 
-/* One sample before serialisation. */
+/* One sample before serialisation: its message is made only as it is
+** written (70k of cc1plus's, with their labels, were 15 MiB). */
 typedef struct PSample {
   size_t loc0;               /* its location ids, innermost first: ids[loc0 ..] */
-  size_t nlocs;              /* ids */
+  uint32_t nlocs;            /* ids */
+  uint32_t tid;              /* label "tid" */
+  int64_t thread;            /* label "thread": the name's string index */
+  int64_t domain;            /* label "domain": its value's string index, 0 = none */
   int64_t v[V_COUNT];        /* values */
-  Perftools__Profiles__Label lab[3]; /* thread, tid, domain */
-  size_t nlab;               /* labels used */
 } PSample;
 
 /* One location before serialisation. */
@@ -54,7 +56,7 @@ struct HtPprof {
   size_t nmap, cmap;         /* used, allocated */
   PSample *smp;              /* samples */
   size_t nsmp, csmp;         /* used, allocated */
-  uint64_t *ids;             /* the samples' location ids, one after another
+  uint32_t *ids;             /* the samples' location ids, one after another
                                 (one block: 70k samples of cc1plus made 70k) */
   size_t nids, cids;         /* used, allocated */
   int64_t *comment;          /* comment string indices */
@@ -311,9 +313,12 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
   c.node_loc = calloc((size_t)ht_reader_stack_count(src->r) + 1, sizeof(uint32_t));
   int has_rt = 0;
   for (uint32_t i = 0; i < t->nent; i++) has_rt |= t->ent[i].rt;
-  int64_t k_thread = pprof_str(p, "thread"), k_tid = pprof_str(p, "tid");
-  int64_t k_dom = pprof_str(p, "domain"), v_rt = pprof_str(p, "runtime");
-  int64_t v_nat = pprof_str(p, "native");
+  /* The labels' keys, in the string table before their values, as
+  ** before (the writer looks them up again). */
+  pprof_str(p, "thread");
+  pprof_str(p, "tid");
+  pprof_str(p, "domain");
+  int64_t v_rt = pprof_str(p, "runtime"), v_nat = pprof_str(p, "native");
   uint64_t locs[256];
   /* Room for every sample at once (no copy at each doubling: 70k samples
   ** of cc1plus). */
@@ -331,7 +336,7 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     nids += d < HT_COUNTOF(locs) ? d : HT_COUNTOF(locs);
   }
   if (nids > p->cids) {
-    uint64_t *v = realloc(p->ids, nids * sizeof(uint64_t));
+    uint32_t *v = realloc(p->ids, nids * sizeof(uint32_t));
     if (!v) p->oom = 1;
     else {
       p->ids = v;
@@ -348,16 +353,19 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     if (p->nids + (size_t)n > p->cids) {
       size_t c = p->cids ? p->cids * 2 : 4096;
       while (c < p->nids + (size_t)n) c *= 2;
-      uint64_t *v = realloc(p->ids, c * sizeof(uint64_t));
+      uint32_t *v = realloc(p->ids, c * sizeof(uint32_t));
       if (!v) { p->oom = 1; break; }
       p->ids = v;
       p->cids = c;
     }
     p->nsmp++;
-    memcpy(p->ids + p->nids, locs, (size_t)n * sizeof(uint64_t));
+    for (int j = 0; j < n; j++) {
+      if (locs[j] > UINT32_MAX) p->oom = 1;  /* 4 G locations: not in memory */
+      p->ids[p->nids + (size_t)j] = (uint32_t)locs[j];
+    }
     s->loc0 = p->nids;
     p->nids += (size_t)n;
-    s->nlocs = (size_t)n;
+    s->nlocs = (uint32_t)n;
     s->v[V_ALLOC_N] = (int64_t)e->allocs;
     s->v[V_ALLOC_B] = (int64_t)e->bytes;
     s->v[V_INUSE_N] = (int64_t)e->inuse_n;
@@ -366,17 +374,9 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     const char *nm = ht_tally_thread(t, e->tid);
     if (nm) snprintf(tname, sizeof(tname), "%s", nm);
     else snprintf(tname, sizeof(tname), "%" PRIu32, e->tid);
-    for (size_t j = 0; j < 3; j++) perftools__profiles__label__init(&s->lab[j]);
-    s->lab[0].key = k_thread;
-    s->lab[0].str = pprof_str(p, tname);
-    s->lab[1].key = k_tid;
-    s->lab[1].num = e->tid;
-    s->nlab = 2;
-    if (has_rt) {
-      s->lab[2].key = k_dom;
-      s->lab[2].str = e->rt ? v_rt : v_nat;
-      s->nlab = 3;
-    }
+    s->thread = pprof_str(p, tname);
+    s->tid = e->tid;
+    s->domain = has_rt ? (e->rt ? v_rt : v_nat) : 0;
     p->tot.alloc_objects += e->allocs;
     p->tot.alloc_space += e->bytes;
     p->tot.inuse_objects += e->inuse_n;
@@ -401,28 +401,115 @@ void ht_pprof_totals(const HtPprof *p, HtPprofTotals *out)
 
 /* -- Writing -------------------------------------------------------------- */
 
-/* Deflate buf[len] into f as one gzip member; 0 or -1. */
-static int pprof_gzip(FILE *f, const uint8_t *buf, size_t len)
-{
+/* A gzip member deflated as its pieces come: the profile is never whole in
+** memory (cc1plus's is 7 MB packed). */
+typedef struct GzOut {
   z_stream z;
-  memset(&z, 0, sizeof(z));
+  FILE *f;
+  int bad;                   /* zlib or write error */
+  uint8_t out[65536];
+} GzOut;
+
+static int gz_open(GzOut *g, FILE *f)
+{
+  memset(&g->z, 0, sizeof(g->z));
+  g->f = f;
+  g->bad = 0;
   /* Level 1: three times faster than the default 6 (a third of pprof on a
   ** large tape), the file a fifth larger. */
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
-  uint8_t out[65536];
-  z.next_in = (Bytef *)buf;
-  z.avail_in = (uInt)len;  /* profiles stay far below 4 GiB */
+  return deflateInit2(&g->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK ? 0 : -1;
+}
+
+/* Deflate buf[len] (flush: Z_NO_FLUSH, or Z_FINISH with nothing after). */
+static void gz_put(GzOut *g, const uint8_t *buf, size_t len, int flush)
+{
+  g->z.next_in = (Bytef *)buf;
+  g->z.avail_in = (uInt)len;  /* pieces stay far below 4 GiB */
   int rc;
   do {
-    z.next_out = out;
-    z.avail_out = sizeof(out);
-    rc = deflate(&z, Z_FINISH);
-    if (rc == Z_STREAM_ERROR) break;
-    size_t have = sizeof(out) - z.avail_out;
-    if (have && fwrite(out, 1, have, f) != have) { rc = Z_STREAM_ERROR; break; }
-  } while (rc != Z_STREAM_END);
-  deflateEnd(&z);
-  return rc == Z_STREAM_END ? 0 : -1;
+    g->z.next_out = g->out;
+    g->z.avail_out = sizeof(g->out);
+    rc = deflate(&g->z, flush);
+    if (rc == Z_STREAM_ERROR) { g->bad = 1; return; }
+    size_t have = sizeof(g->out) - g->z.avail_out;
+    if (have && fwrite(g->out, 1, have, g->f) != have) { g->bad = 1; return; }
+  } while (g->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+}
+
+/* End the member; 0 or -1. */
+static int gz_close(GzOut *g)
+{
+  gz_put(g, NULL, 0, Z_FINISH);
+  deflateEnd(&g->z);
+  return g->bad ? -1 : 0;
+}
+
+/* A protobuf varint at b; returns its length. */
+static size_t pb_varint(uint8_t *b, uint64_t v)
+{
+  size_t n = 0;
+  for (; v >= 0x80; v >>= 7) b[n++] = (uint8_t)(v | 0x80);
+  b[n++] = (uint8_t)v;
+  return n;
+}
+
+/* Message m packed into *buf (grown as needed) and deflated; 0 or -1. */
+static int gz_message(GzOut *g, const ProtobufCMessage *m, uint8_t **buf, size_t *cap,
+                      uint8_t tag)
+{
+  size_t len = protobuf_c_message_get_packed_size(m), at = 0;
+  if (len + 11 > *cap) {
+    uint8_t *b = realloc(*buf, len + 11);
+    if (!b) return -1;
+    *buf = b;
+    *cap = len + 11;
+  }
+  if (tag) {  /* as a field of the profile: its tag and length first */
+    (*buf)[at++] = tag;
+    at += pb_varint(*buf + at, len);
+  }
+  protobuf_c_message_pack(m, *buf + at);
+  gz_put(g, *buf, at + len, Z_NO_FLUSH);
+  return 0;
+}
+
+/* The samples, each packed as the profile's field 2 (repeated Sample):
+** a profile's bytes are its fields' in turn, so this is what packing the
+** whole profile would give. */
+static int pprof_samples(HtPprof *p, GzOut *g, uint8_t **buf, size_t *cap)
+{
+  int64_t keys[3] = {pprof_str(p, "thread"), pprof_str(p, "tid"), pprof_str(p, "domain")};
+  Perftools__Profiles__Label lab[3], *labp[3] = {&lab[0], &lab[1], &lab[2]};
+  uint64_t *ids = NULL;
+  size_t cids = 0;
+  for (size_t i = 0; i < p->nsmp; i++) {
+    const PSample *s = &p->smp[i];
+    if (s->nlocs > cids) {
+      uint64_t *v = realloc(ids, s->nlocs * sizeof(uint64_t));
+      if (!v) { free(ids); return -1; }
+      ids = v;
+      cids = s->nlocs;
+    }
+    for (uint32_t j = 0; j < s->nlocs; j++) ids[j] = p->ids[s->loc0 + j];
+    for (size_t j = 0; j < 3; j++) {
+      perftools__profiles__label__init(&lab[j]);
+      lab[j].key = keys[j];
+    }
+    lab[0].str = s->thread;
+    lab[1].num = s->tid;
+    lab[2].str = s->domain;
+    Perftools__Profiles__Sample m;
+    perftools__profiles__sample__init(&m);
+    m.n_location_id = s->nlocs;
+    m.location_id = ids;
+    m.n_value = V_COUNT;
+    m.value = (int64_t *)s->v;
+    m.n_label = s->domain ? 3 : 2;
+    m.label = labp;
+    if (gz_message(g, &m.base, buf, cap, 0x12)) { free(ids); return -1; }
+  }
+  free(ids);
+  return 0;
 }
 
 /* Serialise, gzip and write to path. */
@@ -432,6 +519,7 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
     {"inuse_objects", "count"}, {"inuse_space", "bytes"},
   };
+  if (p->oom) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); return -1; }
   Perftools__Profiles__Profile pr;
   perftools__profiles__profile__init(&pr);
   Perftools__Profiles__ValueType vt[V_COUNT], *vtp[V_COUNT], period;
@@ -444,12 +532,13 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   perftools__profiles__value_type__init(&period);
   period.type = pprof_str(p, "space");
   period.unit = pprof_str(p, "bytes");
-  pr.default_sample_type = vt[V_INUSE_B].type;
+  if (p->nsmp) {  /* the samples' label keys (in the table already) */
+    pprof_str(p, "thread");
+    pprof_str(p, "tid");
+    pprof_str(p, "domain");
+  }
   if (p->oom) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); return -1; }
 
-  Perftools__Profiles__Sample *smp = calloc(p->nsmp + 1, sizeof(*smp));
-  Perftools__Profiles__Sample **smpp = calloc(p->nsmp + 1, sizeof(*smpp));
-  Perftools__Profiles__Label **labp = calloc(3 * p->nsmp + 1, sizeof(*labp));
   Perftools__Profiles__Location *loc = calloc(p->nloc + 1, sizeof(*loc));
   Perftools__Profiles__Location **locp = calloc(p->nloc + 1, sizeof(*locp));
   Perftools__Profiles__Line **linep = NULL;
@@ -459,22 +548,11 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   for (size_t i = 0; i < p->nloc; i++) nlines += p->loc[i].nline;
   linep = calloc(nlines + 1, sizeof(*linep));
   uint8_t *buf = NULL;
+  size_t cap = 0;
   int rc = -1;
-  if (!smp || !smpp || !labp || !loc || !locp || !linep || !fnp || !mapp) {
+  if (!loc || !locp || !linep || !fnp || !mapp) {
     snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM));
     goto done;
-  }
-  for (size_t i = 0; i < p->nsmp; i++) {
-    PSample *s = &p->smp[i];
-    perftools__profiles__sample__init(&smp[i]);
-    smp[i].n_location_id = s->nlocs;
-    smp[i].location_id = p->ids + s->loc0;
-    smp[i].n_value = V_COUNT;
-    smp[i].value = s->v;
-    smp[i].n_label = s->nlab;
-    smp[i].label = &labp[3 * i];
-    for (size_t j = 0; j < s->nlab; j++) labp[3 * i + j] = &s->lab[j];
-    smpp[i] = &smp[i];
   }
   for (size_t i = 0, li = 0; i < p->nloc; i++) {
     perftools__profiles__location__init(&loc[i]);
@@ -488,29 +566,6 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   }
   for (size_t i = 0; i < p->nfn; i++) fnp[i] = &p->fn[i];
   for (size_t i = 0; i < p->nmap; i++) mapp[i] = &p->map[i];
-  pr.n_sample_type = V_COUNT;
-  pr.sample_type = vtp;
-  pr.n_sample = p->nsmp;
-  pr.sample = smpp;
-  pr.n_mapping = p->nmap;
-  pr.mapping = mapp;
-  pr.n_location = p->nloc;
-  pr.location = locp;
-  pr.n_function = p->nfn;
-  pr.function = fnp;
-  pr.n_string_table = p->str.n;
-  pr.string_table = p->str.str;
-  pr.time_nanos = (int64_t)p->time_ns;
-  pr.duration_nanos = (int64_t)p->duration_ns;
-  pr.period_type = &period;
-  pr.period = p->period ? (int64_t)p->period : 1;
-  pr.n_comment = p->ncomment;
-  pr.comment = p->comment;
-
-  size_t len = perftools__profiles__profile__get_packed_size(&pr);
-  buf = malloc(len ? len : 1);
-  if (!buf) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); goto done; }
-  perftools__profiles__profile__pack(&pr, buf);
 
   HtOutFile of;
   FILE *f = ht_outfile_open(&of, path, "wb");
@@ -518,12 +573,41 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "%s: cannot write: %m", path);
     goto done;
   }
-  if (ht_outfile_close(&of, path, pprof_gzip(f, buf, len)))
+  GzOut *g = malloc(sizeof(*g));
+  int bad = !g || gz_open(g, f);
+  if (!bad) {
+    /* Field 1 (sample_type), field 2 (the samples), then the rest, in the
+    ** order protobuf-c packs a whole profile. */
+    pr.n_sample_type = V_COUNT;
+    pr.sample_type = vtp;
+    bad |= gz_message(g, &pr.base, &buf, &cap, 0);
+    pr.n_sample_type = 0;
+    pr.sample_type = NULL;
+    bad |= pprof_samples(p, g, &buf, &cap);
+    pr.n_mapping = p->nmap;
+    pr.mapping = mapp;
+    pr.n_location = p->nloc;
+    pr.location = locp;
+    pr.n_function = p->nfn;
+    pr.function = fnp;
+    pr.n_string_table = p->str.n;
+    pr.string_table = p->str.str;
+    pr.time_nanos = (int64_t)p->time_ns;
+    pr.duration_nanos = (int64_t)p->duration_ns;
+    pr.period_type = &period;
+    pr.period = p->period ? (int64_t)p->period : 1;
+    pr.n_comment = p->ncomment;
+    pr.comment = p->comment;
+    pr.default_sample_type = vt[V_INUSE_B].type;
+    bad |= gz_message(g, &pr.base, &buf, &cap, 0);
+    bad |= gz_close(g);
+  }
+  free(g);
+  if (ht_outfile_close(&of, path, bad ? -1 : 0))
     snprintf(err, errlen, "%s: cannot write: %m", path);
   else
     rc = 0;
 done:
-  free(buf); free(smp); free(smpp); free(labp); free(loc); free(locp);
-  free(linep); free(fnp); free(mapp);
+  free(buf); free(loc); free(locp); free(linep); free(fnp); free(mapp);
   return rc;
 }
