@@ -414,7 +414,7 @@ static void agg_snaps_room(const Rd *d, uint64_t n, const uint8_t *want, HtSnaps
   }
   if (q.bad) return;
   agg_room(&sn->ent, &sn->cent, sn->nent + 2 * live);
-  agg_room(&sn->entn, &sn->centn, sn->nent / 2 + live + 1);
+  if (!sn->no_blocks) agg_room(&sn->entn, &sn->centn, sn->nent / 2 + live + 1);
   agg_room(&sn->dent, &sn->cdent, sn->ndent + 3 * calls);
 }
 
@@ -428,6 +428,7 @@ static void agg_snaps(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap, HtS
   uint64_t step = rd_u(d), n = rd_count(d, 6);
   if (d->bad || !step || !map || n > UINT32_MAX) { d->bad = 1; return; }
   sn->step = step;  /* (ht_snaps_fit checks it) */
+  if (sn->pick && !sn->n) sn->no_blocks = 1;  /* a page's: bytes only */
   uint8_t *want = NULL;
   Merge g = {calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8), calloc(m->nsite + 1, 8),
              calloc(m->nsite + 1, 1), calloc(m->nsite + 1, 4), 0};

@@ -71,9 +71,9 @@ int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs, uint6
 void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes, uint64_t blocks)
 {
   if (s->oom || snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t)) ||
-      snaps_grow(s, &s->entn, s->nent / 2 + 1, &s->centn, sizeof(uint64_t)))
+      (!s->no_blocks && snaps_grow(s, &s->entn, s->nent / 2 + 1, &s->centn, sizeof(uint64_t))))
     return;
-  s->entn[s->nent / 2] = blocks;
+  if (!s->no_blocks) s->entn[s->nent / 2] = blocks;
   s->ent[s->nent++] = site;
   s->ent[s->nent++] = bytes;
 }
@@ -164,7 +164,8 @@ static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
     s->dfirst[j] = nd;
     if (e1 > e0) {
       memmove(s->ent + ne, s->ent + e0, (e1 - e0) * sizeof(uint64_t));
-      memmove(s->entn + ne / 2, s->entn + e0 / 2, (e1 - e0) / 2 * sizeof(uint64_t));
+      if (s->entn)
+        memmove(s->entn + ne / 2, s->entn + e0 / 2, (e1 - e0) / 2 * sizeof(uint64_t));
     }
     ne += e1 - e0;
     if (z1 > z0) memmove(s->zent + nz, s->zent + z0, (z1 - z0) * sizeof(uint64_t));

@@ -16,9 +16,13 @@ typedef struct HtSnaps {
   uint32_t n, c;             /* snapshots, allocated */
   uint64_t *ent;             /* (site, bytes) pairs of every snapshot */
   size_t nent, cent;         /* used, allocated (in pairs * 2) */
-  uint64_t *entn;            /* per pair: the site's live blocks (0 when
-                                loaded from an AGG: the page needs none) */
+  uint64_t *entn;            /* per pair: the site's live blocks, or NULL
+                                with no_blocks */
   size_t centn;              /* allocated */
+  int no_blocks;             /* keep no entn: snapshots loaded from an AGG
+                                for a page (it shows bytes; the AGG keeps
+                                blocks of the latest only: 8 bytes a pair,
+                                a third of cc1plus's snapshots) */
   uint64_t *zent;            /* (site, blocks) pairs of the sites holding
                                 blocks of 0 bytes only, every snapshot */
   size_t nzent, czent;       /* used, allocated (in pairs * 2) */
