@@ -136,11 +136,11 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
       prev_t = sn->t[i];
       buf_u64s(&f, v, HT_COUNTOF(v));
       uint64_t prev = 0;
-      buf_uleb(&f, (sn->first[i + 1] - sn->first[i]) / 2);
-      for (size_t e = sn->first[i]; e < sn->first[i + 1]; e += 2) {
-        buf_uleb(&f, sn->ent[e] - prev);  /* sites rise within a snapshot */
-        buf_uleb(&f, sn->ent[e + 1]);
-        prev = sn->ent[e];
+      buf_uleb(&f, sn->first[i + 1] - sn->first[i]);
+      for (size_t e = sn->first[i]; e < sn->first[i + 1]; e++) {
+        buf_uleb(&f, sn->esite[e] - prev);  /* sites rise within a snapshot */
+        buf_uleb(&f, sn->ebytes[e]);
+        prev = sn->esite[e];
       }
       prev = 0;
       buf_uleb(&f, (sn->dfirst[i + 1] - sn->dfirst[i]) / 3);
@@ -155,8 +155,8 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
     if (sn->entn) {  /* the blocks too: `report --at` starts from a snapshot */
       buf_uleb(&f, sn->n);
       for (uint32_t i = 0; i < sn->n; i++) {
-        buf_uleb(&f, (sn->first[i + 1] - sn->first[i]) / 2);
-        for (size_t e = sn->first[i]; e < sn->first[i + 1]; e += 2) buf_uleb(&f, sn->entn[e / 2]);
+        buf_uleb(&f, sn->first[i + 1] - sn->first[i]);
+        for (size_t e = sn->first[i]; e < sn->first[i + 1]; e++) buf_uleb(&f, sn->entn[e]);
         uint64_t prev = 0;
         buf_uleb(&f, (sn->zfirst[i + 1] - sn->zfirst[i]) / 2);
         for (size_t e = sn->zfirst[i]; e < sn->zfirst[i + 1]; e += 2) {
@@ -374,12 +374,13 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
   g->n = 0;
 }
 
-/* Make the array *v (*cap values) hold need, exactly and not zeroed (its
-** values are written as they are added); on failure it stays as it is. */
-static void agg_room(uint64_t **v, size_t *cap, size_t need)
+/* Make the array *v (*cap values of sz bytes) hold need, exactly and not
+** zeroed (its values are written as they are added); on failure it stays
+** as it is. */
+static void agg_room(void **v, size_t *cap, size_t need, size_t sz)
 {
   if (need <= *cap) return;
-  uint64_t *p = need < SIZE_MAX / sizeof(uint64_t) ? realloc(*v, need * sizeof(uint64_t)) : NULL;
+  void *p = need < SIZE_MAX / sz ? realloc(*v, need * sz) : NULL;
   if (!p) return;
   *v = p;
   *cap = need;
@@ -413,9 +414,10 @@ static void agg_snaps_room(const Rd *d, uint64_t n, const uint8_t *want, HtSnaps
     rd_skip_fast(&q, 3 * nd);
   }
   if (q.bad) return;
-  agg_room(&sn->ent, &sn->cent, sn->nent + 2 * live);
-  if (!sn->no_blocks) agg_room(&sn->entn, &sn->centn, sn->nent / 2 + live + 1);
-  agg_room(&sn->dent, &sn->cdent, sn->ndent + 3 * calls);
+  agg_room((void **)&sn->esite, &sn->cesite, sn->nent + live, sizeof(uint32_t));
+  agg_room((void **)&sn->ebytes, &sn->cebytes, sn->nent + live, sizeof(uint64_t));
+  if (!sn->no_blocks) agg_room((void **)&sn->entn, &sn->centn, sn->nent + live + 1, 8);
+  agg_room((void **)&sn->dent, &sn->cdent, sn->ndent + 3 * calls, sizeof(uint64_t));
 }
 
 /* The snapshots, their sites mapped into m's by map (stored index -> m's).

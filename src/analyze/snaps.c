@@ -70,12 +70,13 @@ int ht_snaps_begin(HtSnaps *s, uint64_t t, uint64_t heap, uint64_t allocs, uint6
 ** increasing order. */
 void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes, uint64_t blocks)
 {
-  if (s->oom || snaps_grow(s, &s->ent, s->nent + 2, &s->cent, sizeof(uint64_t)) ||
-      (!s->no_blocks && snaps_grow(s, &s->entn, s->nent / 2 + 1, &s->centn, sizeof(uint64_t))))
+  if (s->oom || snaps_grow(s, &s->esite, s->nent + 1, &s->cesite, sizeof(uint32_t)) ||
+      snaps_grow(s, &s->ebytes, s->nent + 1, &s->cebytes, sizeof(uint64_t)) ||
+      (!s->no_blocks && snaps_grow(s, &s->entn, s->nent + 1, &s->centn, sizeof(uint64_t))))
     return;
-  if (!s->no_blocks) s->entn[s->nent / 2] = blocks;
-  s->ent[s->nent++] = site;
-  s->ent[s->nent++] = bytes;
+  if (!s->no_blocks) s->entn[s->nent] = blocks;
+  s->esite[s->nent] = site;
+  s->ebytes[s->nent++] = bytes;
 }
 
 /* In the snapshot begun: site made calls and temporaries since the last. */
@@ -163,9 +164,9 @@ static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
     s->zfirst[j] = nz;
     s->dfirst[j] = nd;
     if (e1 > e0) {
-      memmove(s->ent + ne, s->ent + e0, (e1 - e0) * sizeof(uint64_t));
-      if (s->entn)
-        memmove(s->entn + ne / 2, s->entn + e0 / 2, (e1 - e0) / 2 * sizeof(uint64_t));
+      memmove(s->esite + ne, s->esite + e0, (e1 - e0) * sizeof(uint32_t));
+      memmove(s->ebytes + ne, s->ebytes + e0, (e1 - e0) * sizeof(uint64_t));
+      if (s->entn) memmove(s->entn + ne, s->entn + e0, (e1 - e0) * sizeof(uint64_t));
     }
     ne += e1 - e0;
     if (z1 > z0) memmove(s->zent + nz, s->zent + z0, (z1 - z0) * sizeof(uint64_t));
@@ -315,7 +316,7 @@ void ht_snaps_rss(void *arg, uint64_t t_ns, uint64_t rss)
 /* Release the snapshots. */
 void ht_snaps_free(HtSnaps *s)
 {
-  free(s->t); free(s->heap); free(s->ent); free(s->entn); free(s->first);
+  free(s->t); free(s->heap); free(s->esite); free(s->ebytes); free(s->entn); free(s->first);
   free(s->zent); free(s->zfirst);
   free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
   free(s->rss);

@@ -14,9 +14,12 @@ typedef struct HtSnaps {
   uint64_t *t;               /* snapshot times */
   uint64_t *heap;            /* heap at each time */
   uint32_t n, c;             /* snapshots, allocated */
-  uint64_t *ent;             /* (site, bytes) pairs of every snapshot */
-  size_t nent, cent;         /* used, allocated (in pairs * 2) */
-  uint64_t *entn;            /* per pair: the site's live blocks, or NULL
+  uint32_t *esite;           /* the live sites of every snapshot, in turn */
+  uint64_t *ebytes;          /* and their bytes (two arrays: 12 bytes an
+                                entry, not 16; cc1plus's page holds 1.2 M) */
+  size_t nent;               /* entries */
+  size_t cesite, cebytes;    /* allocated */
+  uint64_t *entn;            /* per entry: the site's live blocks, or NULL
                                 with no_blocks */
   size_t centn;              /* allocated */
   int no_blocks;             /* keep no entn: snapshots loaded from an AGG
@@ -27,7 +30,7 @@ typedef struct HtSnaps {
                                 blocks of 0 bytes only, every snapshot */
   size_t nzent, czent;       /* used, allocated (in pairs * 2) */
   size_t *zfirst;            /* per snapshot: its first pair, n + 1 entries */
-  size_t *first;             /* per snapshot: its first pair, n + 1 entries */
+  size_t *first;             /* per snapshot: its first entry, n + 1 of them */
   uint64_t *allocs, *temp;   /* allocation calls and temporaries so far, per snapshot */
   uint64_t *dent;            /* (site, new calls, new temporaries) since the
                                 previous snapshot, of every snapshot */

@@ -24,6 +24,24 @@ static void html_u64s(FILE *f, const uint64_t *v, size_t n)
   fwrite(buf, 1, at, f);
 }
 
+/* [site,bytes,site,bytes,...] of entries [from, to). */
+static void html_pairs(FILE *f, const uint32_t *site, const uint64_t *bytes, size_t from,
+                       size_t to)
+{
+  char buf[4096];
+  size_t at = 0;
+  buf[at++] = '[';
+  for (size_t i = from; i < to; i++) {
+    if (at > sizeof(buf) - 2 * HT_DEC_MAX - 3) { fwrite(buf, 1, at, f); at = 0; }
+    if (i > from) buf[at++] = ',';
+    at = (size_t)(ht_dec_u64(buf + at, site[i]) - buf);
+    buf[at++] = ',';
+    at = (size_t)(ht_dec_u64(buf + at, bytes[i]) - buf);
+  }
+  buf[at++] = ']';
+  fwrite(buf, 1, at, f);
+}
+
 /* Numbers and punctuation gathered in a buffer, numbers written by hand:
 ** the flame tree's 2 x 492k numbers of cc1plus through fprintf were a
 ** sixth of the page. */
@@ -260,7 +278,7 @@ static void html_data(FILE *f, const HtModel *m, const HtFlame *fl, const HtSnap
   fprintf(f, ",\"v\":[");
   for (uint32_t k = 0; k < s->n; k++) {
     fputs(k ? ",\n" : "", f);
-    html_u64s(f, s->ent + s->first[k], s->first[k + 1] - s->first[k]);
+    html_pairs(f, s->esite, s->ebytes, s->first[k], s->first[k + 1]);
   }
   fprintf(f, "]},\n\"hist\":");
   unsigned nh = HT_COUNTOF(m->hist);

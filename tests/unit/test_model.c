@@ -173,8 +173,11 @@ static void same_snaps(const HtSnaps *a, const HtSnaps *b)
   }
   CHECK_EQ(a->nent, b->nent);
   CHECK_EQ(a->ndent, b->ndent);
-  for (size_t e = 0; e < a->nent && e < b->nent; e++) CHECK_EQ(a->ent[e], b->ent[e]);
-  for (size_t e = 0; e < a->nent / 2 && e < b->nent / 2; e++) CHECK_EQ(a->entn[e], b->entn[e]);
+  for (size_t e = 0; e < a->nent && e < b->nent; e++) {
+    CHECK_EQ(a->esite[e], b->esite[e]);
+    CHECK_EQ(a->ebytes[e], b->ebytes[e]);
+    CHECK_EQ(a->entn[e], b->entn[e]);
+  }
   for (size_t e = 0; e < a->ndent && e < b->ndent; e++) CHECK_EQ(a->dent[e], b->dent[e]);
 }
 
