@@ -20,8 +20,6 @@ typedef struct HtFlameNode {
   uint32_t parent;           /* parent node (node 0 is the root, "all") */
   uint32_t child;            /* first child + 1, 0 if none */
   uint32_t sib;              /* next sibling + 1, 0 if none */
-  uint32_t depth;            /* root = 0 */
-  uint32_t nkid;             /* children */
   uint64_t v;                /* value under the current metric (inclusive) */
 } HtFlameNode;
 
@@ -35,7 +33,6 @@ typedef struct HtFlame {
   HtMap level_of;            /* level (ht_frames_level_key) -> name */
   uint32_t *site_node;       /* per site: node of its innermost frame */
   uint32_t nsite;            /* sites */
-  uint32_t maxdepth;         /* deepest node */
   int oom;                   /* out of memory */
 } HtFlame;
 
