@@ -52,10 +52,10 @@ typedef struct HtFig {
 typedef struct HtSite {
   uint32_t stack;            /* global stack id (0 = no frames) */
   uint32_t tid;              /* thread (split sites only, else 0) */
+  uint32_t loc;              /* its innermost meaningful location */
   uint8_t rt;                /* runtime domain (split sites only, else 0) */
   uint64_t recent;           /* allocations at or after since_ns */
   uint64_t recent_bytes;     /* their bytes */
-  uint32_t loc;              /* its innermost meaningful location */
   uint64_t stamp;            /* peak epoch when live last changed */
   uint64_t saved;            /* live bytes at the peak of epoch stamp */
   uint64_t saved_n;          /* live blocks at the peak of epoch stamp */
