@@ -143,12 +143,12 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
         prev = sn->esite[e];
       }
       prev = 0;
-      buf_uleb(&f, (sn->dfirst[i + 1] - sn->dfirst[i]) / 3);
-      for (size_t e = sn->dfirst[i]; e < sn->dfirst[i + 1]; e += 3) {
-        buf_uleb(&f, sn->dent[e] - prev);
-        buf_uleb(&f, sn->dent[e + 1]);
-        buf_uleb(&f, sn->dent[e + 2]);
-        prev = sn->dent[e];
+      buf_uleb(&f, sn->dfirst[i + 1] - sn->dfirst[i]);
+      for (size_t e = sn->dfirst[i]; e < sn->dfirst[i + 1]; e++) {
+        buf_uleb(&f, sn->dsite[e] - prev);
+        buf_uleb(&f, sn->dval[2 * e]);
+        buf_uleb(&f, sn->dval[2 * e + 1]);
+        prev = sn->dsite[e];
       }
     }
     buf_field(&o, HT_A_SNAPS, &f);
@@ -417,7 +417,8 @@ static void agg_snaps_room(const Rd *d, uint64_t n, const uint8_t *want, HtSnaps
   agg_room((void **)&sn->esite, &sn->cesite, sn->nent + live, sizeof(uint32_t));
   agg_room((void **)&sn->ebytes, &sn->cebytes, sn->nent + live, sizeof(uint64_t));
   if (!sn->no_blocks) agg_room((void **)&sn->entn, &sn->centn, sn->nent + live + 1, 8);
-  agg_room((void **)&sn->dent, &sn->cdent, sn->ndent + 3 * calls, sizeof(uint64_t));
+  agg_room((void **)&sn->dsite, &sn->cdsite, sn->ndent + calls, sizeof(uint32_t));
+  agg_room((void **)&sn->dval, &sn->cdval, 2 * (sn->ndent + calls), sizeof(uint64_t));
 }
 
 /* The snapshots, their sites mapped into m's by map (stored index -> m's).

@@ -82,10 +82,12 @@ void ht_snaps_live(HtSnaps *s, uint32_t site, uint64_t bytes, uint64_t blocks)
 /* In the snapshot begun: site made calls and temporaries since the last. */
 void ht_snaps_calls(HtSnaps *s, uint32_t site, uint64_t calls, uint64_t temp)
 {
-  if (s->oom || snaps_grow(s, &s->dent, s->ndent + 3, &s->cdent, sizeof(uint64_t))) return;
-  s->dent[s->ndent++] = site;
-  s->dent[s->ndent++] = calls;
-  s->dent[s->ndent++] = temp;
+  if (s->oom || snaps_grow(s, &s->dsite, s->ndent + 1, &s->cdsite, sizeof(uint32_t)) ||
+      snaps_grow(s, &s->dval, 2 * s->ndent + 2, &s->cdval, sizeof(uint64_t)))
+    return;
+  s->dval[2 * s->ndent] = calls;
+  s->dval[2 * s->ndent + 1] = temp;
+  s->dsite[s->ndent++] = site;
 }
 
 /* End the snapshot begun. */
@@ -140,8 +142,8 @@ static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
 {
   if (s->oom) return;
   uint64_t nsite = 0;  /* sites named by the triples */
-  for (size_t e = 0; e < s->ndent; e += 3)
-    if (s->dent[e] >= nsite) nsite = s->dent[e] + 1;
+  for (size_t e = 0; e < s->ndent; e++)
+    if (s->dsite[e] >= nsite) nsite = (uint64_t)s->dsite[e] + 1;
   uint64_t *sum = calloc(2 * nsite + 1, sizeof(uint64_t));
   uint8_t *mark = calloc(nsite + 1, 1);
   uint32_t *list = malloc((nsite + 1) * sizeof(uint32_t));
@@ -172,18 +174,19 @@ static void snaps_keep(HtSnaps *s, const uint32_t *keep, uint32_t nk)
     if (z1 > z0) memmove(s->zent + nz, s->zent + z0, (z1 - z0) * sizeof(uint64_t));
     nz += z1 - z0;
     uint32_t nl = 0;  /* the sites of the triples from..k, summed */
-    for (size_t e = d0; e < d1; e += 3) {
-      uint32_t i = (uint32_t)s->dent[e];
+    for (size_t e = d0; e < d1; e++) {
+      uint32_t i = s->dsite[e];
       if (!mark[i]) { mark[i] = 1; list[nl++] = i; }
-      sum[2 * i] += s->dent[e + 1];
-      sum[2 * i + 1] += s->dent[e + 2];
+      sum[2 * i] += s->dval[2 * e];
+      sum[2 * i + 1] += s->dval[2 * e + 1];
     }
     qsort(list, nl, sizeof(uint32_t), snaps_u32_cmp);
     for (uint32_t l = 0; l < nl; l++) {
       uint32_t i = list[l];
-      s->dent[nd++] = i;
-      s->dent[nd++] = sum[2 * i];
-      s->dent[nd++] = sum[2 * i + 1];
+      s->dsite[nd] = i;
+      s->dval[2 * nd] = sum[2 * i];
+      s->dval[2 * nd + 1] = sum[2 * i + 1];
+      nd++;
       sum[2 * i] = sum[2 * i + 1] = 0;
       mark[i] = 0;
     }
@@ -318,7 +321,7 @@ void ht_snaps_free(HtSnaps *s)
 {
   free(s->t); free(s->heap); free(s->esite); free(s->ebytes); free(s->entn); free(s->first);
   free(s->zent); free(s->zfirst);
-  free(s->allocs); free(s->temp); free(s->dent); free(s->dfirst); free(s->prev);
+  free(s->allocs); free(s->temp); free(s->dsite); free(s->dval); free(s->dfirst); free(s->prev);
   free(s->rss);
   memset(s, 0, sizeof(*s));
 }

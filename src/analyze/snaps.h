@@ -32,10 +32,12 @@ typedef struct HtSnaps {
   size_t *zfirst;            /* per snapshot: its first pair, n + 1 entries */
   size_t *first;             /* per snapshot: its first entry, n + 1 of them */
   uint64_t *allocs, *temp;   /* allocation calls and temporaries so far, per snapshot */
-  uint64_t *dent;            /* (site, new calls, new temporaries) since the
-                                previous snapshot, of every snapshot */
-  size_t ndent, cdent;       /* used, allocated (in triples * 3) */
-  size_t *dfirst;            /* per snapshot: its first triple, n + 1 entries */
+  uint32_t *dsite;           /* the sites that made calls since the previous
+                                snapshot, of every snapshot in turn */
+  uint64_t *dval;            /* and (calls, temporaries) of each: 2 a site */
+  size_t ndent;              /* entries */
+  size_t cdsite, cdval;      /* allocated */
+  size_t *dfirst;            /* per snapshot: its first entry, n + 1 of them */
   uint64_t *prev;            /* per site: calls, temporaries at the last snapshot */
   uint32_t nprev;            /* sites in prev */
   uint64_t *rss;             /* (time, bytes) of every RSS sample */

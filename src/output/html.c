@@ -150,9 +150,9 @@ static void html_cum(FILE *f, const HtModel *m, const HtSnaps *s, int k)
     memset(run, 0, (HTML_TOP + 1) * sizeof(uint64_t));
     fprintf(f, "%s[", j ? ",\n" : "");
     for (uint32_t t = 0; t < s->n; t++) {
-      for (size_t e = s->dfirst[t]; e < s->dfirst[t + 1]; e += 3) {
-        uint32_t loc = m->site[s->dent[e]].loc;
-        if (loc < m->nloc && slot[loc] == j) run[0] += s->dent[e + 1 + k];
+      for (size_t e = s->dfirst[t]; e < s->dfirst[t + 1]; e++) {
+        uint32_t loc = m->site[s->dsite[e]].loc;
+        if (loc < m->nloc && slot[loc] == j) run[0] += s->dval[2 * e + k];
       }
       fprintf(f, "%s%" PRIu64, t ? "," : "", run[0]);
     }

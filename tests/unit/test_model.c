@@ -178,7 +178,11 @@ static void same_snaps(const HtSnaps *a, const HtSnaps *b)
     CHECK_EQ(a->ebytes[e], b->ebytes[e]);
     CHECK_EQ(a->entn[e], b->entn[e]);
   }
-  for (size_t e = 0; e < a->ndent && e < b->ndent; e++) CHECK_EQ(a->dent[e], b->dent[e]);
+  for (size_t e = 0; e < a->ndent && e < b->ndent; e++) {
+    CHECK_EQ(a->dsite[e], b->dsite[e]);
+    CHECK_EQ(a->dval[2 * e], b->dval[2 * e]);
+    CHECK_EQ(a->dval[2 * e + 1], b->dval[2 * e + 1]);
+  }
 }
 
 /* Snapshots that fold (from every ns, every other kept at twice the step
@@ -230,7 +234,7 @@ static void test_folded_snapshots(void)
   CHECK_EQ(page.step, 500 * MS);
   uint64_t fine_step = 1ull << 27, want[] = {3, 7, 11, 14};
   uint64_t calls = 0;
-  for (size_t e = 0; e < page.ndent; e += 3) calls += page.dent[e + 1];
+  for (size_t e = 0; e < page.ndent; e++) calls += page.dval[2 * e];
   for (uint32_t k = 0; k < 4 && page.n == 4; k++) CHECK_EQ(page.t[k], want[k] * fine_step);
   CHECK(page.n == 4 && calls == page.allocs[3]);
   ht_snaps_free(&page);
