@@ -423,6 +423,7 @@ static int gz_open(GzOut *g, FILE *f)
 /* Deflate buf[len] (flush: Z_NO_FLUSH, or Z_FINISH with nothing after). */
 static void gz_put(GzOut *g, const uint8_t *buf, size_t len, int flush)
 {
+  if (g->bad) return;
   g->z.next_in = (Bytef *)buf;
   g->z.avail_in = (uInt)len;  /* pieces stay far below 4 GiB */
   int rc;
@@ -519,7 +520,6 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
     {"inuse_objects", "count"}, {"inuse_space", "bytes"},
   };
-  if (p->oom) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); return -1; }
   Perftools__Profiles__Profile pr;
   perftools__profiles__profile__init(&pr);
   Perftools__Profiles__ValueType vt[V_COUNT], *vtp[V_COUNT], period;
@@ -532,11 +532,6 @@ int ht_pprof_write(HtPprof *p, const char *path, char *err, size_t errlen)
   perftools__profiles__value_type__init(&period);
   period.type = pprof_str(p, "space");
   period.unit = pprof_str(p, "bytes");
-  if (p->nsmp) {  /* the samples' label keys (in the table already) */
-    pprof_str(p, "thread");
-    pprof_str(p, "tid");
-    pprof_str(p, "domain");
-  }
   if (p->oom) { snprintf(err, errlen, "%s: %s", path, heaptape_strerror(HEAPTAPE_E_NOMEM)); return -1; }
 
   Perftools__Profiles__Location *loc = calloc(p->nloc + 1, sizeof(*loc));
