@@ -71,7 +71,7 @@ static int replay_text(Prep *P, HtOpsRead *rd, HtLocks *locks, char *err, size_t
 {
   if (locks) return ht_locks_run_log(locks, rd, replay_emit, P, err, errlen);  /* the file's K/U give way */
   HtOp op;
-  int rc;
+  int rc = 0;  /* (nothing read when P is bad already) */
   while (!P->bad && (rc = ht_opsread_next(rd, &op, err, errlen)) > 0) replay_emit(P, &op);
   return rc < 0 ? -1 : 0;
 }
