@@ -41,7 +41,8 @@ size_t strlen(const char *s) { return VG_(strlen)(s); }
 #define HV_BODY (64u << 10)      /* packet body bytes */
 #define HV_CLOCK_EVERY 4096      /* accesses between clock reads */
 #define HV_SEG 64                /* --access-sample: accesses a segment (hv_segment) */
-#define HV_CD_OFF (8 * HV_SEG)   /* the thread's countdown, in its shadow state */
+#define HV_CD_OFF (8 * HV_SEG)   /* the thread's countdown, in its shadow state, */
+#define HV_TAB_OFF (HV_CD_OFF + 8) /* and the number of the segment's table */
 
 /* -- Options -------------------------------------------------------------- */
 
@@ -1144,9 +1145,10 @@ static VG_REGPARM(2) void hv_modify(Addr a, SizeT sz) { access_note(a, sz, HT_AK
 ** struct: base + 8, base + 16) share its slot: one store for all of them
 ** (the stores were a third of lua5.4's generated code's time). tab: the
 ** segment's access count, then per access its slot, offset, size and kind
-** (seg_entry); gs: the guest state, whose shadow starts seg_off bytes in
-** with the slots, then the thread's countdown: its accesses until the next
-** one kept (0: not drawn yet), already less the segment's count. The
+** (seg_entry), found by its number (HV_TAB_OFF); gs: the guest state, whose
+** shadow starts seg_off bytes in with the slots, then the thread's
+** countdown: its accesses until the next one kept (0: not drawn yet),
+** already less the segment's count, then the table's number. The
 ** countdown is the thread's, in its guest state, so that the generated code
 ** reads and writes it next to the slots, with no address to load (a
 ** countdown in memory made each segment's end two instructions longer). */
@@ -1158,9 +1160,12 @@ static inline ULong seg_entry(UInt slot, Long off, Int size, UInt kind)
   return (ULong)(UInt)off << 32 | (ULong)slot << 24 | (ULong)size << 2 | kind;
 }
 
-static void hv_segment(const ULong *tab, UChar *gs)
+static const ULong **segtab_of;      /* the segments' tables by number (seg_flush) */
+
+__attribute__((used, noinline)) static void hv_segment(UChar *gs)
 {
   const Addr *slots = (const Addr *)(gs + seg_off);
+  const ULong *tab = segtab_of[*(const ULong *)(gs + seg_off + HV_TAB_OFF)];
   ULong *cd = (ULong *)(gs + seg_off + HV_CD_OFF), n = tab[0], c = *cd + n, k;
   k = c ? c : sample_gap();  /* a thread's first segment: draw its countdown */
   while (k <= n) {
@@ -1173,6 +1178,19 @@ static void hv_segment(const ULong *tab, UChar *gs)
   }
   *cd = k - n;
 }
+
+/* hv_segment of the guest state the generated code runs on: Valgrind's
+** amd64 code keeps its address in %rbp throughout (VEX's "GSPTR" argument
+** is a copy of it), so the call needs no argument, and a guarded call's
+** arguments are computed before its guard is tested: the copies were two
+** instructions at every segment's end. */
+void hv_segment_here(void);
+__asm__(".text\n"
+        ".type hv_segment_here, @function\n"
+        "hv_segment_here:\n"
+        "\tmovq %rbp, %rdi\n"
+        "\tjmp hv_segment\n"
+        ".size hv_segment_here, .-hv_segment_here\n");
 
 /* The kernel's accesses for a system call (read() filling a buffer, write()
 ** reading one, a path read as a string) and a client request's writes: one
@@ -1276,26 +1294,41 @@ static IRTemp seg_base[HV_SEG];
 static UInt seg_nslots;
 
 /* The segment's table, interned (segments repeat: one copy each). */
-typedef struct SegTab { struct SegTab *next; UInt hash; ULong e[]; } SegTab;
+typedef struct SegTab { struct SegTab *next; UInt hash, id; ULong e[]; } SegTab;
 #define HV_SEGTABS 4096
 static SegTab *segtabs[HV_SEGTABS];
+static UInt nsegtabs, segtab_cap;
 
-static const ULong *segtab_intern(void)
+/* The segment's table's number (segtab_of). */
+static UInt segtab_intern(void)
 {
   UInt n = (UInt)seg_tab[0], h = 2166136261u;
   for (UInt i = 0; i <= n; i++) h = (h ^ (UInt)seg_tab[i] ^ (UInt)(seg_tab[i] >> 32)) * 16777619u;
   SegTab **head = &segtabs[h & (HV_SEGTABS - 1)];
   for (SegTab *t = *head; t; t = t->next)
     if (t->hash == h && t->e[0] == n && !VG_(memcmp)(t->e, seg_tab, (n + 1) * sizeof(ULong)))
-      return t->e;
+      return t->id;
   SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab) + (n + 1) * sizeof(ULong));
   t->next = *head; t->hash = h;
   VG_(memcpy)(t->e, seg_tab, (n + 1) * sizeof(ULong));
   *head = t;
-  return t->e;
+  if (nsegtabs == segtab_cap) {
+    segtab_cap = segtab_cap ? 2 * segtab_cap : 4096;
+    segtab_of = VG_(realloc)("heaptape.segtabs", segtab_of, segtab_cap * sizeof(*segtab_of));
+  }
+  segtab_of[t->id = nsegtabs++] = t->e;
+  return t->id;
 }
 
-/* The segment's end: countdown -= n; hv_segment(tab, gs) if it was <= n. */
+/* The segment's end: countdown -= n; table = its number; hv_segment(gs)
+** if the countdown was <= n (so is now <= 0). Six instructions (ten
+** before): the table's number is a store of a constant, not an argument,
+** the guest state comes from %rbp (hv_segment_here), and the compare is of
+** the countdown left, not of a copy of it: a guarded call's arguments are
+** computed before its guard is tested, so each cost an instruction or two
+** at every segment's end, and segments end 54-180 million times in the
+** benchmarks' runs (sqlite3's code is large: its time grew with the
+** instrumentation's bytes more than with its work). */
 static void seg_flush(IRSB *sb)
 {
   UInt n = (UInt)seg_tab[0], nslots = seg_nslots;
@@ -1303,22 +1336,23 @@ static void seg_flush(IRSB *sb)
   seg_insn = seg_nslots = 0;
   seg_last_addr = NULL;
   if (!n) return;
-  IRExpr *nn = IRExpr_Const(IRConst_U64(n));
   IRExpr *c = ir_let(sb, Ity_I64, IRExpr_Get(seg_off + HV_CD_OFF, Ity_I64));
-  addStmtToIRSB(sb, IRStmt_Put(seg_off + HV_CD_OFF, ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, nn))));
+  IRExpr *left = ir_let(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, c, IRExpr_Const(IRConst_U64(n))));
+  addStmtToIRSB(sb, IRStmt_Put(seg_off + HV_CD_OFF, left));
   seg_tab[0] = n;
-  IRExpr **argv = mkIRExprVec_2(mkIRExpr_HWord((HWord)segtab_intern()), IRExpr_GSPTR());
+  addStmtToIRSB(sb, IRStmt_Put(seg_off + HV_TAB_OFF, IRExpr_Const(IRConst_U64(segtab_intern()))));
   seg_tab[0] = 0;
-  IRDirty *di = unsafeIRDirty_0_N(0, "hv_segment", VG_(fnptr_to_fnentry)(hv_segment), argv);
-  di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, c, nn));
+  IRDirty *di = unsafeIRDirty_0_N(0, "hv_segment_here", VG_(fnptr_to_fnentry)(hv_segment_here),
+                                  mkIRExprVec_0());
+  di->guard = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, left, IRExpr_Const(IRConst_U64(0))));
   di->nFxState = 2;  /* it reads the addresses put in the shadow state, and */
   di->fxState[0].fx = Ifx_Read;  /* sets the countdown */
   di->fxState[0].offset = seg_off;
   di->fxState[0].size = (UShort)(nslots ? nslots * 8 : 8);
   di->fxState[0].nRepeats = di->fxState[0].repeatLen = 0;
-  di->fxState[1].fx = Ifx_Modify;
+  di->fxState[1].fx = Ifx_Modify;  /* (and reads the table's number) */
   di->fxState[1].offset = seg_off + HV_CD_OFF;
-  di->fxState[1].size = 8;
+  di->fxState[1].size = 16;
   di->fxState[1].nRepeats = di->fxState[1].repeatLen = 0;
   addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
@@ -1470,7 +1504,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   (void)closure; (void)vge; (void)archinfo;
   if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
   seg_off = layout->total_sizeB;
-  if (HV_CD_OFF + 8 > seg_off) VG_(tool_panic)("heaptape: the guest state is too small for the slots");
+  if (HV_TAB_OFF + 8 > seg_off) VG_(tool_panic)("heaptape: the guest state is too small for the slots");
   IRSB *out = deepCopyIRSBExceptStmts(in);
   Int i = 0;
   while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
