@@ -1478,9 +1478,24 @@ static void sp_note(IRTemp tmp, const IRExpr *data, Int offset_sp)
   if (tmp < (IRTemp)sp_cap) sp_tmp[tmp] = sp;
 }
 
+/* An access at a constant address inside a section of a loaded object (its
+** data, bss, GOT, read-only data: a global, which compiled code reaches
+** by a constant address, RIP-relative or absolute) is never a heap block's:
+** blocks come from Valgrind's client arena, and the object's code goes when
+** the object does. Left out like the stack's: nothing to check, no trial
+** (a trial that can keep no heap access changes nothing in the sample of
+** the heap's accesses: each of them is still kept with probability 1/N, on
+** its own). A constant address elsewhere (code made at run time may embed a
+** heap address) is an access as any other. */
+static Bool addr_global(const IRExpr *addr)
+{
+  return addr->tag == Iex_Const && addr->Iex.Const.con->tag == Ico_U64 &&
+         VG_(DebugInfo_sect_kind)(NULL, (Addr)addr->Iex.Const.con->Ico.U64) != Vg_SectUnknown;
+}
+
 static void ev_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
 {
-  if (sp_based(addr)) return;  /* the stack's */
+  if (sp_based(addr) || addr_global(addr)) return;  /* the stack's, a global */
   if (clo_sample > 1) {
     seg_add(sb, kind, addr, size, guard);
     return;
