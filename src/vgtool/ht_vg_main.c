@@ -1160,12 +1160,15 @@ static inline ULong seg_entry(UInt slot, Long off, Int size, UInt kind)
   return (ULong)(UInt)off << 32 | (ULong)slot << 24 | (ULong)size << 2 | kind;
 }
 
-static const ULong **segtab_of;      /* the segments' tables by number (seg_flush) */
+static ULong *segpool;                /* the segments' tables, one after another: a
+                                      ** table's number is where it starts (one
+                                      ** cache miss to find it, not two) */
+static UInt segpool_n, segpool_cap;
 
 __attribute__((used, noinline)) static void hv_segment(UChar *gs)
 {
   const Addr *slots = (const Addr *)(gs + seg_off);
-  const ULong *tab = segtab_of[*(const ULong *)(gs + seg_off + HV_TAB_OFF)];
+  const ULong *tab = segpool + *(const ULong *)(gs + seg_off + HV_TAB_OFF);
   ULong *cd = (ULong *)(gs + seg_off + HV_CD_OFF), n = tab[0], c = *cd + n, k;
   k = c ? c : sample_gap();  /* a thread's first segment: draw its countdown */
   while (k <= n) {
@@ -1294,29 +1297,29 @@ static IRTemp seg_base[HV_SEG];
 static UInt seg_nslots;
 
 /* The segment's table, interned (segments repeat: one copy each). */
-typedef struct SegTab { struct SegTab *next; UInt hash, id; ULong e[]; } SegTab;
+typedef struct SegTab { struct SegTab *next; UInt hash, id; } SegTab;
 #define HV_SEGTABS 4096
 static SegTab *segtabs[HV_SEGTABS];
-static UInt nsegtabs, segtab_cap;
 
-/* The segment's table's number (segtab_of). */
+/* The segment's table's number (segpool). */
 static UInt segtab_intern(void)
 {
   UInt n = (UInt)seg_tab[0], h = 2166136261u;
   for (UInt i = 0; i <= n; i++) h = (h ^ (UInt)seg_tab[i] ^ (UInt)(seg_tab[i] >> 32)) * 16777619u;
   SegTab **head = &segtabs[h & (HV_SEGTABS - 1)];
   for (SegTab *t = *head; t; t = t->next)
-    if (t->hash == h && t->e[0] == n && !VG_(memcmp)(t->e, seg_tab, (n + 1) * sizeof(ULong)))
+    if (t->hash == h && segpool[t->id] == n &&
+        !VG_(memcmp)(segpool + t->id, seg_tab, (n + 1) * sizeof(ULong)))
       return t->id;
-  SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab) + (n + 1) * sizeof(ULong));
-  t->next = *head; t->hash = h;
-  VG_(memcpy)(t->e, seg_tab, (n + 1) * sizeof(ULong));
-  *head = t;
-  if (nsegtabs == segtab_cap) {
-    segtab_cap = segtab_cap ? 2 * segtab_cap : 4096;
-    segtab_of = VG_(realloc)("heaptape.segtabs", segtab_of, segtab_cap * sizeof(*segtab_of));
+  if (segpool_n + n + 1 > segpool_cap) {
+    segpool_cap = segpool_cap ? 2 * segpool_cap : 1u << 16;
+    segpool = VG_(realloc)("heaptape.segpool", segpool, segpool_cap * sizeof(ULong));
   }
-  segtab_of[t->id = nsegtabs++] = t->e;
+  SegTab *t = VG_(malloc)("heaptape.segtab", sizeof(SegTab));
+  t->next = *head; t->hash = h; t->id = segpool_n;
+  VG_(memcpy)(segpool + segpool_n, seg_tab, (n + 1) * sizeof(ULong));
+  segpool_n += n + 1;
+  *head = t;
   return t->id;
 }
 
