@@ -12,7 +12,7 @@ libmimalloc-dev libgoogle-perftools-dev libprotobuf-c-dev protobuf-c-compiler
 python3.11-dev ruby-dev"
 # Real programs the tests record, and the tools they compare against.
 # libc6-dbg: libc's frames get file:line (and finalisation its realistic cost).
-TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg"
+TESTS="python3 sqlite3 perl heaptrack file binutils procps libc6-dbg time"
 # The live view's tests drive it in a terminal multiplexer (live_view.sh).
 TESTS="$TESTS tmux"
 # Programs the "never hang, kill or change the program" tests record
