@@ -1132,6 +1132,12 @@ int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns)
 static size_t follow_copy(HtReader *r, size_t from, size_t to)
 {
   uint8_t *dst = (uint8_t *)r->data;
+  if (to > r->rwlen) {  /* more of the reservation made usable, 64 MiB at a time */
+    size_t step = (size_t)64 << 20, want = (to + step - 1) / step * step;
+    if (want > r->maplen) want = r->maplen;
+    if (!mprotect(dst + r->rwlen, want - r->rwlen, PROT_READ | PROT_WRITE)) r->rwlen = want;
+    if (to > r->rwlen) to = r->rwlen;  /* (no memory: followed up to there) */
+  }
   while (from < to) {
     ssize_t n = pread(r->fd, dst + from, to - from, (off_t)from);
     if (n < 0 && errno == EINTR) continue;
@@ -1139,6 +1145,19 @@ static size_t follow_copy(HtReader *r, size_t from, size_t to)
     from += (size_t)n;
   }
   return from;
+}
+
+/* Address space for a followed tape: want bytes, or fewer down to need
+** under an address-space limit (ulimit -v); NULL if not even need. Reserved
+** inaccessible: such pages are not charged to the commit limit
+** (vm.overcommit_memory=2), follow_copy makes them usable as the tape grows. */
+static void *follow_reserve(size_t want, size_t need, size_t *got)
+{
+  for (size_t len = want;; len = len / 2 > need ? len / 2 : need) {
+    void *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m != MAP_FAILED) { *got = len; return m; }
+    if (len <= need) return NULL;
+  }
 }
 
 /* Open a tape that is still being written: read into memory reserved once
@@ -1149,11 +1168,10 @@ int ht_reader_open_follow(HtReader **out, const char *path, char *err, size_t er
   struct stat sb;
   int fd = reader_open_file(path, &sb, err, errlen);
   if (fd < 0) return fd;
-  size_t maplen = (uint64_t)sb.st_size > HT_READER_FOLLOW_MAX ? (size_t)sb.st_size
-                                                             : HT_READER_FOLLOW_MAX;
-  void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) {
+  size_t need = (size_t)sb.st_size + ((size_t)64 << 20), maplen;
+  void *m = follow_reserve(need > HT_READER_FOLLOW_MAX ? need : HT_READER_FOLLOW_MAX, need,
+                           &maplen);
+  if (!m) {
     close(fd);
     snprintf(err, errlen, "cannot reserve memory to follow it: %s", strerror(errno));
     return HEAPTAPE_E_IO;

@@ -128,8 +128,9 @@ int ht_tape_header_of(const char *path, uint32_t *pid, uint64_t *start_ns) HT_HI
 
 /* -- Following a tape while it is written ---------------------------------
 ** The file is read (with pread: a mapping of a file cut short raises SIGBUS)
-** into memory reserved once for HT_READER_FOLLOW_MAX bytes, so pointers into
-** it stay valid as it grows. A partial packet at the end is
+** into address space reserved once for HT_READER_FOLLOW_MAX bytes (less
+** under ulimit -v: the tape is followed up to there), so pointers into it
+** stay valid as it grows. A partial packet at the end is
 ** left for a later poll, not counted as damage (st.truncated_bytes says how
 ** many bytes wait). Events are read with ht_reader_next as usual; 0 then
 ** means "nothing more for now". Not for ht_reader_rewind. */

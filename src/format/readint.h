@@ -113,6 +113,7 @@ struct HtReader {
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
   size_t maplen;             /* bytes mapped (a followed tape: room to grow) */
+  size_t rwlen;              /* a followed tape: of them, those made usable */
   uint64_t scan_off;         /* where the next scan starts (a partial packet) */
   uint64_t hold_ts;          /* events after this time wait for a gap to fill */
   uint64_t act_max;          /* a followed tape: largest seq0 opened so far */

@@ -9,7 +9,9 @@
 ** tests/integration/live_view.sh. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testhelper.h"
@@ -191,6 +193,38 @@ static void test_truncated_under(void)
   free(tape.p);
 }
 
+/* Under an address-space limit (ulimit -v 2 GiB) a tape is followed all
+** the same: the room reserved to grow shrinks to fit (64 GiB was refused:
+** `heaptape live` said "cannot reserve memory to follow it"). A child takes
+** the limit; ASan's shadow memory needs more than any such limit. */
+static void test_limited_space(void)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+  memset(&tape, 0, sizeof(tape));
+  tape_basic(&tape);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  CHECK_EQ(write(fd, tape.p, tape.n), (long long)tape.n);
+  close(fd);
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct rlimit rl = {(rlim_t)2 << 30, (rlim_t)2 << 30};
+    HtReader *r;
+    HtEvent ev;
+    char err[256];
+    uint64_t got = 0;
+    if (setrlimit(RLIMIT_AS, &rl) || ht_reader_open_follow(&r, tmp, err, sizeof(err))) _exit(1);
+    while (ht_reader_next(r, &ev) > 0) got++;
+    ht_reader_close(r);
+    _exit(got > 10 ? 0 : 2);
+  }
+  int st = -1;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  free(tape.p);
+#endif
+}
+
 /* A missing file and one that is not a tape: an error naming the file. */
 static void test_errors(void)
 {
@@ -289,6 +323,7 @@ int main(int argc, char **argv)
   TEST(test_fed);
   TEST(test_cut);
   TEST(test_truncated_under);
+  TEST(test_limited_space);
   TEST(test_errors);
   unlink(tmp);
   return th_summary();
