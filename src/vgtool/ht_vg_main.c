@@ -25,6 +25,8 @@
 #include "pub_tool_clientstate.h"
 #include "pub_tool_xarray.h"
 #include "pub_tool_aspacemgr.h"
+#include "libvex_guest_amd64.h"
+#include "valgrind.h"
 
 #include "../format/phead.h"
 #include "../format/stream.h"
@@ -1515,6 +1517,65 @@ static void ev_add(IRSB *sb, UInt kind, IRExpr *addr, Int size, IRExpr *guard)
   evs[nevs++] = (Ev){ .kind = kind, .addr = addr, .size = size, .guard = guard };
 }
 
+/* -- The allocator's calls without the scheduler ----------------------------
+** The preload's malloc and friends call the tool by a client request: the
+** translation ends, Valgrind's scheduler reads the request and calls the
+** tool, and the thread goes back to its translations (disp_run_translations,
+** postamble, run_thread_for_a_while: a twentieth of lua5.4's run). A
+** superblock that ends in a client request instead first calls hv_clreq,
+** which makes a call of ours (VG_USERREQ__CLIENT_CALL1-3 of one of the
+** functions below) as the scheduler would, with its result in RDX, and then
+** goes on to the next instruction; any other request goes to the scheduler
+** as before. The guest's RIP, RSP and RBP are up to date for the stack walk
+** (the helper's declared reads), RIP at the instruction after the request,
+** where the scheduler has it. */
+static UWord hv_clreq(UChar *gs)
+{
+  const UWord *arg = *(UWord *const *)(gs + offsetof(VexGuestAMD64State, guest_RAX));
+  UWord req = arg[0], f = arg[1], r;
+  if (req < VG_USERREQ__CLIENT_CALL1 || req > VG_USERREQ__CLIENT_CALL3) return 0;
+  ThreadId tid = VG_(get_running_tid)();
+  if (f == (UWord)hv_malloc) r = (UWord)hv_malloc(tid, arg[2]);
+  else if (f == (UWord)hv_free) { hv_free(tid, (void *)arg[2]); r = 0; }
+  else if (f == (UWord)hv_calloc) r = (UWord)hv_calloc(tid, arg[2], arg[3]);
+  else if (f == (UWord)hv_realloc) r = (UWord)hv_realloc(tid, (void *)arg[2], arg[3]);
+  else if (f == (UWord)hv_new) r = (UWord)hv_new(tid, arg[2]);
+  else if (f == (UWord)hv_vec_new) r = (UWord)hv_vec_new(tid, arg[2]);
+  else if (f == (UWord)hv_delete) { hv_delete(tid, (void *)arg[2]); r = 0; }
+  else if (f == (UWord)hv_vec_delete) { hv_vec_delete(tid, (void *)arg[2]); r = 0; }
+  else return 0;  /* the scheduler's (aligned ones, usable size: rare) */
+  *(UWord *)(gs + offsetof(VexGuestAMD64State, guest_RDX)) = r;
+  return 1;
+}
+
+/* At the end of a superblock that ends in a client request:
+**   RIP = next; if (hv_clreq(gs)) goto next; (else the request) */
+static void clreq_inline(IRSB *sb, const VexGuestLayout *layout)
+{
+  if (sb->jumpkind != Ijk_ClientReq || sb->next->tag != Iex_Const) return;
+  addStmtToIRSB(sb, IRStmt_Put(layout->offset_IP, sb->next));
+  IRTemp done = newIRTemp(sb->tyenv, Ity_I64);
+  IRDirty *di = unsafeIRDirty_1_N(done, 0, "hv_clreq", VG_(fnptr_to_fnentry)(hv_clreq),
+                                  mkIRExprVec_1(IRExpr_GSPTR()));
+  static const Int rd[] = { offsetof(VexGuestAMD64State, guest_RAX),
+                            offsetof(VexGuestAMD64State, guest_RBP) };
+  di->nFxState = 5;
+  for (Int i = 0; i < 5; i++) {
+    di->fxState[i].fx = i == 4 ? Ifx_Modify : Ifx_Read;
+    di->fxState[i].offset = i < 2 ? rd[i] : i == 2 ? layout->offset_SP : i == 3 ? layout->offset_IP
+                                                    : (Int)offsetof(VexGuestAMD64State, guest_RDX);
+    di->fxState[i].size = 8;
+    di->fxState[i].nRepeats = di->fxState[i].repeatLen = 0;
+  }
+  di->mFx = Ifx_Modify;  /* its arguments, the blocks */
+  di->mAddr = ir_let(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RAX), Ity_I64));
+  di->mSize = 8;
+  addStmtToIRSB(sb, IRStmt_Dirty(di));
+  IRExpr *ok = ir_let(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, IRExpr_RdTmp(done),
+                                                IRExpr_Const(IRConst_U64(0))));
+  addStmtToIRSB(sb, IRStmt_Exit(ok, Ijk_Boring, sb->next->Iex.Const.con, layout->offset_IP));
+}
+
 static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
                            const VexGuestExtents *vge, const VexArchInfo *archinfo,
                            IRType gWordTy, IRType hWordTy)
@@ -1603,6 +1664,7 @@ static IRSB *hv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
   }
   evs_flush(out);
   seg_flush(out);
+  clreq_inline(out, layout);
   return out;
 }
 
