@@ -44,7 +44,7 @@ measure3() {
 # The commands that read a sealed tape's events (issue 12: at least 3x
 # faster than heaptrack_print, 150 M events/s on both cores), each against
 # heaptrack_print on the same program, runs alternating; with
-# HEAPTAPE_READ_THREADS=1 (one core) beside the default (a second thread
+# HEAPTAPE_READ_THREADS=1 (one core) beside the default (two threads
 # decoding the blocks ahead). Rows into READROWS.
 READERS="ops lifetimes heapmap at snaps"
 reader() {  # reader NAME TAPE: the command line of reader NAME
@@ -138,6 +138,6 @@ printf "$SEALROWS"
 echo
 echo "Reading the sealed tape's events (wall, CPU, peak RSS; events/s by wall, all of the tape's events; at reads a few blocks; speed-ups: heaptrack_print's wall, CPU / heaptape's with two threads):"
 echo
-echo "| workload | command | one thread (HEAPTAPE_READ_THREADS=1) | two threads | heaptrack_print | speed-up (wall) | (CPU) |"
+echo "| workload | command | one thread (HEAPTAPE_READ_THREADS=1) | default (two decoding threads) | heaptrack_print | speed-up (wall) | (CPU) |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s' "$READROWS"

@@ -509,16 +509,15 @@ bad:
 /* -- Decoding ahead on other threads --------------------------------------
 ** A thread decodes the blocks into chunks of events while the caller takes
 ** the events of the chunks before, filling a ring of SR_RING chunks in
-** order. With HEAPTAPE_READ_THREADS=3 two threads do, each every other
-** block (each block decodes on its own): a chunk holds events of one block
-** only, and after a block's last chunk the caller turns to the other ring,
-** so the events come exactly as one thread decodes them. Their rings hold
-** SR_RING2 chunks, more than a block, so that each thread can decode a
-** whole block ahead (they cost 5 MiB each, more cache misses and, for a
-** reader that stops early, up to a block decoded for nothing: two threads
-** are not the default; docs/PERFORMANCE.md, session 11). A chunk owns copies of its events' bytes (a
-** THREAD's name, a MODULE's path and segments): the block they lie in may
-** be gone when they are delivered. A thread wakes when half its ring is
+** order. Two threads (the default; HEAPTAPE_READ_THREADS) each decode
+** every other block (each block decodes on its own): a chunk holds events
+** of one block only, and after a block's last chunk the caller turns to the
+** other ring, so the events come exactly as one thread decodes them. Their
+** rings hold SR_RING2 chunks, more than a block, so that each thread can
+** decode a whole block ahead (they cost 5 MiB each and, for a reader that
+** stops early, up to a block decoded for nothing). A chunk owns copies of
+** its events' bytes (a THREAD's name, a MODULE's path and segments): the
+** block they lie in may be gone when they are delivered. A thread wakes when half its ring is
 ** free, and the caller, once waiting, when half of it is filled or a block
 ** is done, not for each chunk: a futex call per chunk cost more than the
 ** chunk. Times are made monotone by each thread among its own blocks and
@@ -799,16 +798,20 @@ static int seal_worker_ready(SealWorker *w, unsigned n)
   return 0;
 }
 
-/* Start a pass at block r->next_pk: on another thread (two,
-** HEAPTAPE_READ_THREADS=3) when there are blocks enough to gain from it.
-** 0, or -1 out of memory. */
+/* Start a pass at block r->next_pk: on other threads when there are blocks
+** enough to gain from it. 0, or -1 out of memory. */
 static int seal_start(HtReader *r, struct SealRead *s)
 {
-  static int threads = -1;  /* HEAPTAPE_READ_THREADS: 1 the caller alone, 3 two
-                               decoding threads beside it, else one */
+  /* HEAPTAPE_READ_THREADS: 1 the caller alone, 2 one decoding thread
+  ** beside it, 3 (the default) two. Measured on python3's tape on two
+  ** cores, lifetimes: two decoders 0.49 s of wall, the caller alone 0.72,
+  ** one decoder 0.83-1.15 with 1.4-1.6x the CPU; with 8 busy loops beside
+  ** it 1.87, 3.3 and 4.9 s; the CPU the same but for one decoder
+  ** (docs/PERFORMANCE.md, session 12). */
+  static int threads = -1;
   if (threads < 0) {
     const char *e = getenv("HEAPTAPE_READ_THREADS");
-    threads = e ? atoi(e) : 2;
+    threads = e ? atoi(e) : 3;
   }
   s->mode = 1;
   s->turn = 0;
