@@ -94,7 +94,7 @@ static struct {
   uint64_t sizes_ns;       /* sizes brought up to date at most this often (0: at stop) */
   uint64_t sizes_last;     /* when they last were (CLOCK_MONOTONIC ns) */
   int sizes_asked;         /* a postponed update is pending */
-  int ractors_said;        /* other Ractors were reported this session */
+  int off;                 /* objects no longer followed: a second Ractor (rh_off) */
   uint64_t gen;            /* frame cache generation (GC start, a freed iseq) */
   RhFrame *fc;             /* frame cache (mmap) */
   RhLoc *loc;              /* intern table (mmap) */
@@ -313,24 +313,6 @@ static const rb_data_type_t rh_holder_type = {
   "heaptape.holder", { rh_gc_mark, NULL, NULL, rh_compact, { 0 } }, NULL, NULL, 0
 };
 
-/* -- Other Ractors ----------------------------------------------------------- */
-
-/* Ruby 3.1's hooks are per Ractor: another Ractor's objects fire none of
-** ours, nor do the GCs it runs (their frees of main-Ractor objects, their
-** end of marking). Said once a session, on stderr and as a mark on the
-** tape, when the VM has had a second Ractor (checked at start, at each GC
-** we see and at stop). */
-static void rh_ractors(void)
-{
-  if (rh.ractors_said || !&ruby_single_main_ractor || ruby_single_main_ractor) return;
-  rh.ractors_said = 1;
-  static const char msg[] = "heaptape: a Ractor other than the main one runs: its objects are "
-    "not recorded, and main-Ractor objects freed by its GCs may stay live on the tape "
-    "(Ruby 3.1's hooks are per Ractor; docs/RUBY.md)\n";
-  if (write(2, msg, sizeof(msg) - 1) < 0) { /* nothing more to say it with */ }
-  heaptape_mark("ruby: other Ractors ran (not recorded)");
-}
-
 /* -- Sizes ------------------------------------------------------------------- */
 
 /* The sizes of the live recorded objects brought up to date: a NEWOBJ event
@@ -370,7 +352,7 @@ static void rh_sizes_job(void *unused)
 {
   (void)unused;
   rh.sizes_asked = 0;
-  if (!rh.active) return;
+  if (!rh.active || rh.off) return;
   rh_sizes();
   rh.sizes_last = rh_now();
 }
@@ -413,7 +395,7 @@ static void rh_event(VALUE tpval, void *data)
   if (!rh.active) return;               /* the recorder's own calls check it runs */
   rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
   rb_event_flag_t ev = rb_tracearg_event_flag(ta);
-  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; rh_sizes_due(); rh_ractors(); return; }
+  if (ev == RUBY_INTERNAL_EVENT_GC_START) { rh.gen++; rh_sizes_due(); return; }
   VALUE obj = rb_tracearg_object(ta);
   if (ev == RUBY_INTERNAL_EVENT_FREEOBJ) {
     if (RB_BUILTIN_TYPE(obj) == T_IMEMO) rh.gen++;   /* maybe an iseq: its keys go */
@@ -500,7 +482,7 @@ static void rh_arm(void *unused)
 {
   (void)unused;
   rh.arm_asked = 0;
-  if (!rh.active || !rh.sampled || rh.armed) return;
+  if (!rh.active || !rh.sampled || rh.armed || rh.off) return;
   size_t now = rh_stat(rh.k_alloc);
   rh.skip = rh.due > now ? rh.due - now - 1 : 0;
   rh.armed = 1;
@@ -647,14 +629,13 @@ static void rh_deaths(void)
 }
 
 /* Postponed job after each GC (asked by the holder's dmark): deaths, sizes,
-** other Ractors, and the hooks the next sample point needs. */
+** and the hooks the next sample point needs. */
 static void rh_gc_job(void *unused)
 {
   (void)unused;
   rh.gc_asked = 0;
-  if (!rh.active || !rh.sampled) return;
+  if (!rh.active || !rh.sampled || rh.off) return;
   rh_sizes_due();
-  rh_ractors();
   rh_deaths();
   rh_plan();
 }
@@ -664,11 +645,65 @@ static void rh_gc_job(void *unused)
 static void rh_gc_mark(void *unused)
 {
   (void)unused;
-  if (!rh.active || !rh.sampled) return;
+  if (!rh.active || !rh.sampled || rh.off) return;
   rh.gen++;                               /* iseqs may move or die */
   if (rh.gc_asked) return;
   rh.gc_asked = 1;
   rb_postponed_job_register_one(0, rh_gc_job, NULL);
+}
+
+/* -- Other Ractors ----------------------------------------------------------- */
+
+/* Whether the VM has had a second Ractor: libruby's ruby_single_main_ractor
+** is NULL from then on (vm_core.h); unknown (0) without that symbol. */
+static int rh_multi_ractor(void)
+{
+  return &ruby_single_main_ractor && !ruby_single_main_ractor;
+}
+
+/* Said once a session, on stderr and as a mark on the tape, when objects are
+** followed no more (rh_off). */
+static void rh_say_off(void)
+{
+  static const char msg[] = "heaptape: a Ractor other than the main one runs: its objects are "
+    "not recorded, nor any object from now on (Ruby 3.1 cannot start a Ractor while object "
+    "hooks are on: Ruby bug #18464; docs/RUBY.md)\n";
+  if (write(2, msg, sizeof(msg) - 1) < 0) { /* nothing more to say it with */ }
+  heaptape_mark("ruby: other Ractors ran (not recorded)");
+}
+
+/* Objects followed no more for the rest of the session. Ruby 3.1.2 crashes a
+** Ractor that starts while any internal event hook is on (bug #18464: the
+** objects it makes before its first frame fire the hook, which reads that
+** frame), and its hooks are per Ractor anyway: another Ractor's objects, and
+** the frees its GCs make, would never reach ours. So the sizes and deaths
+** are brought up to date, every hook goes off, and what was recorded stays
+** on the tape as it is; said once on stderr and as a mark on the tape. */
+static void rh_off(void)
+{
+  if (!rh.active || rh.off) return;
+  rh_sizes();
+  if (!rh.sampled) {
+    rb_tracepoint_disable(rh.tp);
+  } else {
+    if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
+    if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
+    rh.armed = rh.gc_on = 0;
+    rh_deaths();
+  }
+  rh.off = 1;
+  rh_say_off();
+}
+
+/* Ractor.new, prepended: the session's hooks off before the first other
+** Ractor starts (only the main Ractor can be running then), then the VM's
+** own Ractor.new with the same arguments and block. Ractor-safe: any Ractor
+** may call it, and past the first one it only reads two words. */
+static VALUE rh_ractor_new(int argc, VALUE *argv, VALUE self)
+{
+  (void)self;
+  if (rh.active && !rh.off && !rh_multi_ractor()) rh_off();
+  return rb_call_super_kw(argc, argv, RB_PASS_CALLED_KEYWORDS);
 }
 
 /* -- Sessions ---------------------------------------------------------------- */
@@ -751,9 +786,13 @@ static void rh_begin(const char *path, int frames, int attach)
   rh.sizes_ns = sec > 0 && sec < 1e9 ? (uint64_t)(sec * 1e9) : 0;
   rh.sizes_last = rh_now();
   rh.sizes_asked = 0;
-  rh.ractors_said = 0;
+  rh.off = 0;
   rh.active = 1;
-  rh_ractors();
+  if (rh_multi_ractor()) {      /* never a hook once the VM had a second Ractor */
+    rh.off = 1;
+    rh_say_off();
+    return;
+  }
   if (!rh.sampled) { rb_tracepoint_enable(rh.tp); return; }
   rh.keep = -expm1(-(double)RH_SLOT / (double)t);
   rh.armed = rh.arm_asked = rh.gc_on = 0;
@@ -766,7 +805,9 @@ static void rh_begin(const char *path, int frames, int attach)
 /* End the session; the stop rc. */
 static int rh_finish(void)
 {
-  if (rh.sampled) {
+  if (rh.off) {
+    /* the hooks went off with the second Ractor, the tape holds what was seen */
+  } else if (rh.sampled) {
     if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
     if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
     rh.armed = rh.gc_on = 0;
@@ -774,8 +815,7 @@ static int rh_finish(void)
   } else {
     rb_tracepoint_disable(rh.tp);
   }
-  rh_ractors();
-  rh_sizes();
+  if (!rh.off) rh_sizes();
   rh.active = 0;
   int rc = HEAPTAPE_OK;
   if (rh.own_tape) {
@@ -887,4 +927,10 @@ RH_API void Init_heaptape(void)
   rh.holder = TypedData_Wrap_Struct(rb_cObject, &rh_holder_type, &rh);
   rb_gc_register_mark_object(rh.holder);
   rb_set_end_proc(rh_at_exit, Qnil);
+  /* Ractor.new wrapped (rh_ractor_new), callable from any Ractor */
+  VALUE rw = rb_define_module_under(m, "RactorStart");
+  rb_ext_ractor_safe(true);
+  rb_define_method(rw, "new", rh_ractor_new, -1);
+  rb_ext_ractor_safe(false);
+  rb_prepend_module(rb_singleton_class(rb_const_get(rb_cObject, rb_intern("Ractor"))), rw);
 }
