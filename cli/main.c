@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "../src/base/grow.h"
 #include "../src/base/msg.h"
 #include "../src/format/format.h"
 #include "../src/format/reader.h"
@@ -110,6 +111,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+  ht_huge_pages(1);   /* large tables on huge pages: src/base/grow.h */
   if (argc < 2) { usage(stderr); return HT_EXIT_USAGE; }
   if (!strcmp(argv[1], "help") && argc > 2) {  /* help COMMAND: COMMAND --help */
     char *hargv[] = {argv[2], "--help", NULL};

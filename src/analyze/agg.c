@@ -279,7 +279,7 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   if (ht_model_reserve_sites(m, n)) { d->bad = 1; return; }  /* (rd_count bounds n) */
   uint64_t *cols = NULL;  /* version 7: the values, read column by column */
   if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ) {
-    cols = malloc((n ? n : 1) * AGG_SITE_FIELDS * sizeof(uint64_t));
+    cols = ht_huge_alloc((n ? n : 1) * AGG_SITE_FIELDS * sizeof(uint64_t));
     if (!cols) { d->bad = 1; m->oom = 1; return; }
     for (uint64_t j = 0; j < k && !d->bad; j++) {
       uint64_t prev = 0;
@@ -380,7 +380,7 @@ static void merge_flush(Merge *g, HtSnaps *sn, int live)
 static void agg_room(void **v, size_t *cap, size_t need, size_t sz)
 {
   if (need <= *cap) return;
-  void *p = need < SIZE_MAX / sz ? realloc(*v, need * sz) : NULL;
+  void *p = need < SIZE_MAX / sz ? ht_huge_realloc(*v, *cap * sz, need * sz) : NULL;
   if (!p) return;
   *v = p;
   *cap = need;

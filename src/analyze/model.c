@@ -227,7 +227,8 @@ int ht_model_reserve_sites(HtModel *m, size_t n)
   /* Not zeroed (model_site clears each site it makes): 70k sites of
   ** cc1plus are 14 MB. */
   size_t need = m->nsite + n;
-  HtSite *v = need > m->csite ? realloc(m->site, need * sizeof(HtSite)) : NULL;
+  HtSite *v = need > m->csite
+            ? ht_huge_realloc(m->site, m->nsite * sizeof(HtSite), need * sizeof(HtSite)) : NULL;
   if (v) {
     m->site = v;
     m->csite = need;

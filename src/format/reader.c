@@ -251,7 +251,7 @@ const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
   *own = NULL;
   if (!(flags & HT_PF_ZSTD)) return rawlen == blen ? b : NULL;
   if (rawlen > HT_PACKET_MAX) return NULL;
-  uint8_t *buf = malloc(rawlen ? rawlen : 1);
+  uint8_t *buf = ht_huge_alloc(rawlen ? rawlen : 1);
   if (!buf) return NULL;
   size_t n = ZSTD_decompressDCtx(zd, buf, rawlen, b, blen);
   if (ZSTD_isError(n) || n != rawlen) { free(buf); return NULL; }
@@ -351,7 +351,7 @@ static const uint8_t *scan_body(HtReader *r, const uint8_t *h, const PacketRef *
   if ((size_t)pr->rawlen + 1 > r->scratchcap) {
     free(r->scratch);
     r->scratchcap = 0;
-    if (!(r->scratch = malloc((size_t)pr->rawlen + 1))) return NULL;
+    if (!(r->scratch = ht_huge_alloc((size_t)pr->rawlen + 1))) return NULL;
     r->scratchcap = (size_t)pr->rawlen + 1;
   }
   return packet_body_into(r, h, pr, r->scratch) ? r->scratch : NULL;
@@ -524,7 +524,7 @@ int ht_reader_nodes_room(HtReader *r, size_t need)
   if (c < need) c = need;
   if (c > UINT32_MAX - 1) c = UINT32_MAX - 1;
   if (need > c) return -1;
-  StackNode *p = realloc(r->nodes, c * sizeof(StackNode));
+  StackNode *p = ht_huge_realloc(r->nodes, (size_t)r->nnodes * sizeof(StackNode), c * sizeof(StackNode));
   if (!p) return -1;
   r->nodes = p;
   r->capnodes = (uint32_t)c;

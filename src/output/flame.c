@@ -216,7 +216,8 @@ int ht_flame_build(HtFlame *fl, const HtModel *m)
   ** bigger tree still grows. */
   size_t guess = (size_t)ht_reader_stack_count(m->r) + 1;
   HtFlameNode *room = guess > fl->cnode && guess < UINT32_MAX
-                    ? realloc(fl->node, guess * sizeof(HtFlameNode)) : fl->node;
+                    ? ht_huge_realloc(fl->node, fl->cnode * sizeof(HtFlameNode),
+                                      guess * sizeof(HtFlameNode)) : fl->node;
   if (room && guess > fl->cnode && guess < UINT32_MAX) {
     fl->node = room;
     fl->cnode = guess;
