@@ -45,6 +45,17 @@ void *ht_huge_alloc(size_t bytes)
   return p;
 }
 
+/* Give back the pages of an array past its first `used` bytes of `cap`
+** (whole 4 KiB pages): on huge pages its last one is otherwise resident
+** whole, up to 2 MiB unused. Those bytes read as zeros afterwards. */
+void ht_huge_trim(void *p, size_t used, size_t cap)
+{
+  if (!huge_on || !p || cap < HUGE_PAGE) return;
+  uintptr_t a = ((uintptr_t)p + used + 4095) & ~(uintptr_t)4095;
+  uintptr_t e = ((uintptr_t)p + cap) & ~(uintptr_t)4095;
+  if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* realloc of p (old bytes in use) to bytes; a large array on huge pages
 ** moves by malloc, hint, copy and free: realloc's mremap would keep its
 ** 4 KiB pages, and after a hint (the mapping split in three) cannot. */

@@ -19,6 +19,9 @@ int ht_grow(void *arrp, size_t *cap, size_t need, size_t sz) HT_HIDDEN;
 void ht_huge_pages(int on) HT_HIDDEN;
 void ht_huge_hint(void *p, size_t bytes) HT_HIDDEN;
 void *ht_huge_alloc(size_t bytes) HT_HIDDEN;
+/* The pages of an array past its first used bytes of cap given back (they
+** read as zeros after). */
+void ht_huge_trim(void *p, size_t used, size_t cap) HT_HIDDEN;
 /* realloc(p, bytes) of an array whose first old bytes are in use, on huge
 ** pages when it is large (and ht_huge_pages is on). */
 void *ht_huge_realloc(void *p, size_t old, size_t bytes) HT_HIDDEN;

@@ -125,6 +125,9 @@ void ht_sealread_scanned(HtReader *r)
 {
   HtReadStats *st = &r->st, *m = &r->meta;
   r->ts_base = 0;
+  /* the stack table is whole: its unused room off the resident set */
+  ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
+               (size_t)r->capnodes * sizeof(*r->nodes));
   if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
     r->have_ops = 0;
     free(r->agg);
