@@ -19,7 +19,9 @@ static int huge_on;                   /* ht_huge_pages: the tools only */
 void ht_huge_pages(int on)
 {
   huge_on = on;
-  if (on) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (!on) return;
+  mallopt(M_MMAP_THRESHOLD, (int)HUGE_PAGE);
+  mallopt(M_TRIM_THRESHOLD, (int)(2 * HUGE_PAGE));
 }
 
 /* Ask for transparent huge pages over the 2 MiB-aligned inside of an array

@@ -286,6 +286,19 @@ static uint64_t packet_end(const HtReader *r, uint64_t off)
   return off + HT_PHEAD_SIZE + blen;
 }
 
+/* Room for the stack table of a sealed tape made at once, before its first
+** STACKS packet (at off) loads: the packets are written one after another,
+** and a node takes 2 raw bytes at least. One array, not grown and copied:
+** no moment holding two (9 MB of cc1plus). A hint only: on failure the
+** table grows as it loads. */
+static void reader_stacks_room(HtReader *r, uint64_t off)
+{
+  uint64_t raw = 0, end;
+  for (uint64_t o = off; (end = packet_end(r, o)) && r->data[o + 4] == HT_P_STACKS; o = end)
+    raw += ht_ru32(r->data + o + 12);
+  if (raw / 2 < UINT32_MAX - 1) (void)ht_reader_nodes_room(r, (size_t)(raw / 2) + 1);
+}
+
 /* Offset of the next valid packet after off, or size if none. */
 static uint64_t packet_resync(HtReader *r, uint64_t off)
 {
@@ -443,6 +456,7 @@ static int reader_scan(HtReader *r, uint64_t off)
       continue;
     }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
+      if (kind == HT_P_STACKS && r->nnodes <= 1) reader_stacks_room(r, off);
       const uint8_t *b = scan_body(r, h, &pr);
       int bad = !b || ht_sealread_packet(r, kind, b, b + pr.rawlen);
       if (bad) {
