@@ -9,6 +9,7 @@
 
 #include "outfile.h"
 #include "pprof.h"
+#include "../base/grow.h"
 #include "profile.pb-c.h"
 #include "../analyze/frames.h"
 #include "../base/strtab.h"
@@ -323,7 +324,8 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
   /* Room for every sample at once (no copy at each doubling: 70k samples
   ** of cc1plus). */
   if (p->nsmp + t->nent > p->csmp) {
-    PSample *v = realloc(p->smp, (p->nsmp + t->nent) * sizeof(PSample));
+    PSample *v = ht_huge_realloc(p->smp, p->nsmp * sizeof(PSample),
+                                 (p->nsmp + t->nent) * sizeof(PSample));
     if (!v) p->oom = 1;
     else {
       p->smp = v;
@@ -336,7 +338,7 @@ int ht_pprof_add(HtPprof *p, const HtPprofSrc *src)
     nids += d < HT_COUNTOF(locs) ? d : HT_COUNTOF(locs);
   }
   if (nids > p->cids) {
-    uint32_t *v = realloc(p->ids, nids * sizeof(uint32_t));
+    uint32_t *v = ht_huge_realloc(p->ids, p->nids * sizeof(uint32_t), nids * sizeof(uint32_t));
     if (!v) p->oom = 1;
     else {
       p->ids = v;
