@@ -251,7 +251,7 @@ const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
   *own = NULL;
   if (!(flags & HT_PF_ZSTD)) return rawlen == blen ? b : NULL;
   if (rawlen > HT_PACKET_MAX) return NULL;
-  uint8_t *buf = ht_huge_alloc(rawlen ? rawlen : 1);
+  uint8_t *buf = malloc(rawlen ? rawlen : 1);
   if (!buf) return NULL;
   size_t n = ZSTD_decompressDCtx(zd, buf, rawlen, b, blen);
   if (ZSTD_isError(n) || n != rawlen) { free(buf); return NULL; }
@@ -364,7 +364,7 @@ static const uint8_t *scan_body(HtReader *r, const uint8_t *h, const PacketRef *
   if ((size_t)pr->rawlen + 1 > r->scratchcap) {
     free(r->scratch);
     r->scratchcap = 0;
-    if (!(r->scratch = ht_huge_alloc((size_t)pr->rawlen + 1))) return NULL;
+    if (!(r->scratch = malloc((size_t)pr->rawlen + 1))) return NULL;
     r->scratchcap = (size_t)pr->rawlen + 1;
   }
   return packet_body_into(r, h, pr, r->scratch) ? r->scratch : NULL;
@@ -435,7 +435,8 @@ static int reader_scan(HtReader *r, uint64_t off)
       ** grows by doubling (cc1plus: 8 MB in 9 pieces). */
       size_t need = r->agglen + pr.rawlen + 1, c = r->aggcap * 2;
       uint8_t *grown = r->agg;
-      if (need > r->aggcap && !r->agg_bad && (grown = realloc(r->agg, c > need ? c : need))) {
+      if (need > r->aggcap && !r->agg_bad &&
+          (grown = ht_huge_realloc(r->agg, r->agglen, c > need ? c : need))) {
         r->agg = grown;  /* (before any test: realloc may have moved it) */
         r->aggcap = c > need ? c : need;
       }
