@@ -31,7 +31,7 @@ void ht_huge_pages(int on)
 ** about to be filled: the system's default ("madvise") gives every 4 KiB
 ** page its own fault, ~10 us each on a virtual machine (a 9 MB table faulted
 ** 30 ms in, 4 ms on huge pages). Arrays under 2 MiB are left be. */
-void ht_huge_hint(void *p, size_t bytes)
+static void huge_hint(void *p, size_t bytes)
 {
   if (!huge_on || !p || bytes < HUGE_PAGE) return;
   uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
@@ -46,7 +46,7 @@ void *ht_huge_alloc(size_t bytes)
   void *p;
   if (!huge_on || bytes < HUGE_PAGE) return malloc(bytes);
   if (posix_memalign(&p, HUGE_PAGE, bytes)) return NULL;
-  ht_huge_hint(p, bytes);
+  huge_hint(p, bytes);
   return p;
 }
 

@@ -10,15 +10,14 @@
 int ht_grow(void *arrp, size_t *cap, size_t need, size_t sz) HT_HIDDEN;
 
 /* Transparent huge pages for large arrays (2 MiB and more) about to be
-** filled: ht_huge_hint(p, bytes) asks for them over the 2 MiB-aligned inside
-** of [p, p + bytes), ht_huge_alloc allocates such an array aligned (free()
+** filled (hash tables have their own: ht_table_alloc, map.h): ht_huge_alloc
+** allocates such an array aligned to a huge page and asks for them (free()
 ** frees it), ht_huge_realloc moves one; they are plain malloc, realloc
 ** and nothing until ht_huge_pages(1) (which also pins glibc's mmap and trim
 ** thresholds: grow.c). The tools turn it on at start (html off again for
 ** its flame tree); the recorder never does: inside a profiled program its
 ** memory stays as plain as it can. */
 void ht_huge_pages(int on) HT_HIDDEN;
-void ht_huge_hint(void *p, size_t bytes) HT_HIDDEN;
 void *ht_huge_alloc(size_t bytes) HT_HIDDEN;
 /* The pages of an array past its first used bytes of cap given back (they
 ** read as zeros after). */

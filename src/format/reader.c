@@ -539,7 +539,8 @@ int ht_reader_nodes_room(HtReader *r, size_t need)
   if (c < need) c = need;
   if (c > UINT32_MAX - 1) c = UINT32_MAX - 1;
   if (need > c) return -1;
-  StackNode *p = ht_huge_realloc(r->nodes, (size_t)r->nnodes * sizeof(StackNode), c * sizeof(StackNode));
+  StackNode *p = ht_huge_realloc(r->nodes, (size_t)r->nnodes * sizeof(StackNode),
+                                 c * sizeof(StackNode));
   if (!p) return -1;
   r->nodes = p;
   r->capnodes = (uint32_t)c;
