@@ -661,6 +661,19 @@ static int rh_multi_ractor(void)
   return &ruby_single_main_ractor && !ruby_single_main_ractor;
 }
 
+/* Every hook of the session off; sampled, the deaths brought up to date. */
+static void rh_hooks_off(void)
+{
+  if (!rh.sampled) {
+    rb_tracepoint_disable(rh.tp);
+    return;
+  }
+  if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
+  if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
+  rh.armed = rh.gc_on = 0;
+  rh_deaths();
+}
+
 /* Said once a session, on stderr and as a mark on the tape, when objects are
 ** followed no more (rh_off). */
 static void rh_say_off(void)
@@ -676,21 +689,14 @@ static void rh_say_off(void)
 ** Ractor that starts while any internal event hook is on (bug #18464: the
 ** objects it makes before its first frame fire the hook, which reads that
 ** frame), and its hooks are per Ractor anyway: another Ractor's objects, and
-** the frees its GCs make, would never reach ours. So the sizes and deaths
-** are brought up to date, every hook goes off, and what was recorded stays
+** the frees its GCs make, would never reach ours. So every hook goes off,
+** the deaths and sizes are brought up to date, and what was recorded stays
 ** on the tape as it is; said once on stderr and as a mark on the tape. */
 static void rh_off(void)
 {
   if (!rh.active || rh.off) return;
+  rh_hooks_off();
   rh_sizes();
-  if (!rh.sampled) {
-    rb_tracepoint_disable(rh.tp);
-  } else {
-    if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
-    if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
-    rh.armed = rh.gc_on = 0;
-    rh_deaths();
-  }
   rh.off = 1;
   rh_say_off();
 }
@@ -805,17 +811,10 @@ static void rh_begin(const char *path, int frames, int attach)
 /* End the session; the stop rc. */
 static int rh_finish(void)
 {
-  if (rh.off) {
-    /* the hooks went off with the second Ractor, the tape holds what was seen */
-  } else if (rh.sampled) {
-    if (rh.gc_on) rb_tracepoint_disable(rh.tp_gc);
-    if (rh.armed) rb_remove_event_hook(RH_NEWOBJ_HOOK);
-    rh.armed = rh.gc_on = 0;
-    rh_deaths();
-  } else {
-    rb_tracepoint_disable(rh.tp);
+  if (!rh.off) {  /* (else they went off with the second Ractor: rh_off) */
+    rh_hooks_off();
+    rh_sizes();
   }
-  if (!rh.off) rh_sizes();
   rh.active = 0;
   int rc = HEAPTAPE_OK;
   if (rh.own_tape) {
