@@ -208,6 +208,15 @@ static void rd_skip(Rd *d, uint64_t k)
   while (k-- && !d->bad) rd_u(d);
 }
 
+/* Skip k values (their bytes: those with the top bit clear end one). */
+static void rd_skip_fast(Rd *d, uint64_t k)
+{
+  const uint8_t *p = d->p;
+  while (k && p < d->end) k -= *p++ < 0x80;
+  d->p = p;
+  if (k) d->bad = 1;
+}
+
 static void agg_totals(HtModel *m, Rd *d)
 {
   uint64_t v[AGG_NTOTALS];
@@ -266,6 +275,59 @@ static void agg_threads(HtModel *m, Rd *d)
   }
 }
 
+/* A site's stored values, into m's site si (merged as m's options say). */
+static void agg_site_add(HtModel *m, uint32_t si, const uint64_t *v)
+{
+  HtSite *s = &m->site[si];
+  HtFig *g = &s->f;
+  g->allocs += v[3]; g->bytes += v[4]; g->reallocs += v[5]; g->frees += v[6];
+  g->freed += v[7]; g->temp += v[8]; g->live += v[9]; g->live_n += v[10];
+  g->peak += v[11]; g->peak_n += v[12];
+  s->r_plus += v[13]; s->r_minus += v[14]; s->d_n += v[15]; s->d_minus += v[16];
+}
+
+/* One stored site's values v into m: its index there, or UINT32_MAX when
+** damaged or out of memory. */
+static uint32_t agg_site(HtModel *m, const uint64_t *v, uint32_t nstack)
+{
+  if (v[0] > nstack || v[1] > UINT32_MAX || v[2] > 1) return UINT32_MAX;
+  uint32_t si = ht_model_site(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2]);
+  if (si != UINT32_MAX) agg_site_add(m, si, v);
+  return si;
+}
+
+#define AGG_BAND 128           /* sites read at once from version 7's columns */
+
+/* Version 7's sites: k columns of n values each. Read AGG_BAND sites at a
+** time, a cursor in each column, the first found by skipping the columns
+** before: a table of all the values at once (cc1plus: 9 MB) cost more in
+** fresh pages than the sites' figures themselves. */
+static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *map,
+                          uint32_t nstack)
+{
+  const uint8_t *cur[AGG_SITE_FIELDS];
+  for (uint64_t j = 0; j < k && !d->bad; j++) {
+    if (j < AGG_SITE_FIELDS) cur[j] = d->p;
+    rd_skip_fast(d, n);
+  }
+  uint64_t band[AGG_BAND][AGG_SITE_FIELDS], prev = 0;
+  for (uint64_t i0 = 0; i0 < n && !d->bad; i0 += AGG_BAND) {
+    uint64_t nb = n - i0 < AGG_BAND ? n - i0 : AGG_BAND;
+    for (size_t j = 0; j < AGG_SITE_FIELDS; j++) {
+      Rd c = {cur[j], d->end, 0};
+      for (uint64_t i = 0; i < nb; i++) band[i][j] = rd_u(&c);
+      if (c.bad) { d->bad = 1; return; }
+      cur[j] = c.p;
+    }
+    for (uint64_t i = 0; i < nb; i++) band[i][0] = prev += (uint64_t)ht_unzigzag(band[i][0]);
+    for (uint64_t i = 0; i < nb; i++) {
+      if (i + 8 < nb && !m->o.split)  /* the site map's slot of a later site */
+        ht_map_prefetch(&m->site_of, band[i + 8][0]);
+      if ((map[i0 + i] = agg_site(m, band[i], nstack)) == UINT32_MAX) { d->bad = 1; return; }
+    }
+  }
+}
+
 /* Sites, merged as m's options say; *map gets each stored site's index in m. */
 static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
 {
@@ -277,40 +339,16 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   *nmap = n;
   uint32_t nstack = ht_reader_stack_count(m->r);
   if (ht_model_reserve_sites(m, n)) { d->bad = 1; return; }  /* (rd_count bounds n) */
-  uint64_t *cols = NULL;  /* version 7: the values, read column by column */
   if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ) {
-    cols = ht_huge_alloc((n ? n : 1) * AGG_SITE_FIELDS * sizeof(uint64_t));
-    if (!cols) { d->bad = 1; m->oom = 1; return; }
-    for (uint64_t j = 0; j < k && !d->bad; j++) {
-      uint64_t prev = 0;
-      for (uint64_t i = 0; i < n && !d->bad; i++) {
-        uint64_t x = rd_u(d);
-        if (!j) x = prev += (uint64_t)ht_unzigzag(x);
-        if (j < AGG_SITE_FIELDS) cols[i * AGG_SITE_FIELDS + j] = x;
-      }
-    }
+    agg_site_cols(m, d, n, k, *map, nstack);
+    return;
   }
   for (uint64_t i = 0; i < n && !d->bad; i++) {
     uint64_t v[AGG_SITE_FIELDS];
-    if (cols && i + 8 < n && !m->o.split)  /* the site map's slot of a later site */
-      ht_map_prefetch(&m->site_of, cols[(i + 8) * AGG_SITE_FIELDS]);
-    if (cols) memcpy(v, &cols[i * AGG_SITE_FIELDS], sizeof(v));
-    else {
-      for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
-      rd_skip(d, k - AGG_SITE_FIELDS);
-    }
-    if (d->bad || v[0] > nstack || v[1] > UINT32_MAX || v[2] > 1) { d->bad = 1; break; }
-    uint32_t si = ht_model_site(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2]);
-    if (si == UINT32_MAX) { d->bad = 1; break; }
-    (*map)[i] = si;
-    HtSite *s = &m->site[si];
-    HtFig *g = &s->f;
-    g->allocs += v[3]; g->bytes += v[4]; g->reallocs += v[5]; g->frees += v[6];
-    g->freed += v[7]; g->temp += v[8]; g->live += v[9]; g->live_n += v[10];
-    g->peak += v[11]; g->peak_n += v[12];
-    s->r_plus += v[13]; s->r_minus += v[14]; s->d_n += v[15]; s->d_minus += v[16];
+    for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
+    rd_skip(d, k - AGG_SITE_FIELDS);
+    if (!d->bad && ((*map)[i] = agg_site(m, v, nstack)) == UINT32_MAX) d->bad = 1;
   }
-  free(cols);
 }
 
 static void agg_overs(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap)
@@ -384,15 +422,6 @@ static void agg_room(void **v, size_t *cap, size_t need, size_t sz)
   if (!p) return;
   *v = p;
   *cap = need;
-}
-
-/* Skip k values (their bytes: those with the top bit clear end one). */
-static void rd_skip_fast(Rd *d, uint64_t k)
-{
-  const uint8_t *p = d->p;
-  while (k && p < d->end) k -= *p++ < 0x80;
-  d->p = p;
-  if (k) d->bad = 1;
 }
 
 /* Room in sn for what n snapshots at d (those want keeps, or all) hold
