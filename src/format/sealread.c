@@ -561,6 +561,7 @@ typedef struct SealChunk {
   int end;                   /* the last chunk of the pass: then rc */
   int rc;                    /* 0 (no event left) or an error */
   int blk_end;               /* the last chunk of its block */
+  int alone;                 /* allocated on its own, not in a ring's block */
   uint64_t bad, bad_off;     /* damaged blocks met filling it, the first's offset */
   const char *bad_what;      /* and what was wrong with it */
   uint8_t *blob;             /* its events' bytes and segments */
@@ -584,6 +585,7 @@ typedef struct SealWorker {
   int fill_waits, take_waits; /* the thread, the caller waits on cv */
   unsigned nring;            /* chunks in the ring (this pass) */
   SealChunk *ring[SR_RING2];
+  SealChunk *ring_blk;       /* the chunks not allocated alone, in one block */
 } SealWorker;
 
 /* A sealed tape's event reading: its decoders, and the caller's place. */
@@ -804,8 +806,22 @@ static void seal_thread_stop(struct SealRead *s)
 static int seal_worker_ready(SealWorker *w, unsigned n)
 {
   if (!w->d.zd && !(w->d.zd = ZSTD_createDCtx())) return -1;
-  for (unsigned i = 0; i < n; i++)
-    if (!w->ring[i] && !(w->ring[i] = calloc(1, sizeof(SealChunk)))) return -1;
+  /* The ring's chunks in one block (5 MiB: on huge pages, ~2,600 page
+  ** faults fewer for a pass); its first may be the caller's, made alone. */
+  unsigned i0 = 0;
+  while (i0 < n && w->ring[i0]) i0++;
+  if (i0 < n && !w->ring_blk) {
+    if (!(w->ring_blk = ht_huge_alloc((n - i0) * sizeof(SealChunk)))) return -1;
+    for (unsigned i = i0; i < n; i++) {
+      w->ring[i] = &w->ring_blk[i - i0];
+      memset(w->ring[i], 0, offsetof(SealChunk, ev));
+    }
+  }
+  for (unsigned i = i0; i < n; i++)  /* (a ring grown after its block: never so far) */
+    if (!w->ring[i]) {
+      if (!(w->ring[i] = calloc(1, sizeof(SealChunk)))) return -1;
+      w->ring[i]->alone = 1;
+    }
   w->nring = n;
   return 0;
 }
@@ -832,7 +848,10 @@ static int seal_start(HtReader *r, struct SealRead *s)
   d0->stride = 1;
   d0->ts_last = r->ts_last;
   d0->bad = 0;
-  if (!s->w[0].ring[0] && !(s->w[0].ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
+  if (!s->w[0].ring[0]) {
+    if (!(s->w[0].ring[0] = calloc(1, sizeof(SealChunk)))) return -1;
+    s->w[0].ring[0]->alone = 1;
+  }
   size_t blocks = r->npk - r->next_pk;
   if (threads == 1 || r->follow || blocks < 2) return 0;
   unsigned nw = threads == 3 ? SR_DECODERS : 1;
@@ -1000,9 +1019,10 @@ void ht_sealread_stop(HtReader *r, int all)
       if (w->ring[i]) {
         free(w->ring[i]->blob);
         free(w->ring[i]->wide);
+        if (w->ring[i]->alone) free(w->ring[i]);
       }
-      free(w->ring[i]);
     }
+    free(w->ring_blk);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
   }
