@@ -7,16 +7,45 @@
 
 #define HUGE_BYTES (2u << 20) /* tables this large come from mmap + THP */
 
+/* Fresh zeroed memory of bytes, starting on a 2 MiB boundary, asking for
+** transparent huge pages (they back only whole aligned 2 MiB), or NULL. */
+static void *table_map(size_t bytes)
+{
+  size_t len = (bytes + 4095) & ~(size_t)4095, extra = HUGE_BYTES;
+  uint8_t *p = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+  if (a > p) munmap(p, (size_t)(a - p));
+  if (p + len + extra > a + len) munmap(a + len, (size_t)(p + len + extra - (a + len)));
+  madvise(a, len, MADV_HUGEPAGE);
+  return a;
+}
+
 /* Zeroed memory for a hash table; big tables come from mmap (already zero)
 ** and ask for transparent huge pages, since every probe of a big table is
 ** otherwise also a TLB miss. */
 void *ht_table_alloc(size_t bytes)
 {
-  if (bytes < HUGE_BYTES) return calloc(1, bytes);
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  madvise(p, bytes, MADV_HUGEPAGE);
-  return p;
+  return bytes < HUGE_BYTES ? calloc(1, bytes) : table_map(bytes);
+}
+
+/* The table p of old bytes from ht_table_alloc, grown to bytes (zero past
+** old), or NULL (out of memory: p unchanged). A big table's pages move
+** into the new one (mremap), on the same 2 MiB boundaries, keeping their
+** huge pages: never two copies of it, and no fresh pages but the new. */
+void *ht_table_grow(void *p, size_t old, size_t bytes)
+{
+  void *q = ht_table_alloc(bytes);
+  if (!q || !p) return q;
+  if (old >= HUGE_BYTES && bytes >= HUGE_BYTES) {
+    if (mremap(p, old, old, MREMAP_MAYMOVE | MREMAP_FIXED, q) != MAP_FAILED) return q;
+    ht_table_free(q, bytes);
+    return NULL;
+  }
+  memcpy(q, p, old);
+  ht_table_free(p, old);
+  return q;
 }
 
 /* Release memory from ht_table_alloc. */

@@ -30,6 +30,8 @@ HT_INLINE uint64_t ht_hash64(uint64_t x)
 /* Zeroed memory for big tables (mmap + transparent huge pages), and its release. */
 void *ht_table_alloc(size_t bytes) HT_HIDDEN;
 void ht_table_free(void *p, size_t bytes) HT_HIDDEN;
+/* Grown to bytes, zero past old: in place or remapped if big; NULL on OOM. */
+void *ht_table_grow(void *p, size_t old, size_t bytes) HT_HIDDEN;
 
 int ht_map_init(HtMap *m, size_t hint) HT_HIDDEN;   /* 0 or -1 (OOM) */
 void ht_map_free(HtMap *m) HT_HIDDEN;

@@ -1,5 +1,5 @@
 /* heaptape -- unit tests of the shared pieces in src/base/: the interner,
-** the array growth, JSON/XML escaping and the descriptor writer. */
+** the array growth, the live-block table, JSON/XML escaping and the descriptor writer. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "base/fdio.h"
 #include "base/grow.h"
 #include "base/hash.h"
+#include "base/livetab.h"
 #include "base/strtab.h"
 #include "../include/heaptape.h"
 
@@ -132,6 +133,112 @@ static void dec_digits(void)
   }
 }
 
+/* A block's payload in the live-table tests: what its key says. */
+static void live_fill(uint64_t *p, uint64_t key)
+{
+  for (int i = 0; i < 4; i++) p[i] = key * (uint64_t)(i + 3);
+}
+
+/* Put, get and delete against a bitmap of which keys are in, past the
+** 2 MiB where a table is remapped as it doubles; every key found with its
+** payload, none found that is out, the count and the walk agree. */
+static void live_matches(int dense)
+{
+  enum { N = 200000 };
+  static uint8_t in[N];
+  memset(in, 0, sizeof(in));
+  HtLive t;
+  ht_live_init(&t, 4 * sizeof(uint64_t));
+  if (dense) ht_live_dense(&t);
+  uint64_t x = 88172645463325252ull, nin = 0;
+  for (int step = 0; step < 1200000; step++) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    uint64_t i = x % N, key = dense || !i ? i : ht_hash64(i) & ~15ull;  /* 0 among them */
+    int existed = -1;
+    if ((x >> 40) % 8 < 5) {        /* more puts than deletes: it grows */
+      uint64_t *p = ht_live_put(&t, key, &existed);
+      CHECK(p != NULL);
+      CHECK_EQ(existed, in[i]);
+      live_fill(p, key);
+      nin += !in[i];
+      in[i] = 1;
+    } else if ((x >> 40) % 8 < 7) {
+      uint64_t out[4];
+      CHECK_EQ(ht_live_del(&t, key, out), in[i]);
+      if (in[i]) CHECK_EQ(out[3], key * 6);
+      nin -= in[i];
+      in[i] = 0;
+    } else {
+      uint64_t *p = ht_live_get(&t, key);
+      CHECK_EQ(p != NULL, in[i]);
+      if (p) CHECK_EQ(p[1], key * 4);
+    }
+  }
+  CHECK_EQ(t.count, nin);
+  CHECK(nin > 100000);
+  size_t it = 0, seen = 0;
+  uint64_t key;
+  void *v;
+  while (ht_live_next(&t, &it, &key, &v)) {
+    seen++;
+    CHECK_EQ(((uint64_t *)v)[0], key * 3);
+  }
+  CHECK_EQ(seen, nin);
+  for (uint64_t i = 0; i < N; i++) {
+    uint64_t k = dense || !i ? i : ht_hash64(i) & ~15ull;
+    CHECK_EQ(ht_live_get(&t, k) != NULL, in[i]);
+  }
+  ht_live_free(&t);
+}
+
+static void live_random(void) { live_matches(0); }
+static void live_dense(void) { live_matches(1); }
+
+/* The inverse of a * x mod 2^64 (a odd). */
+static uint64_t mul_inverse(uint64_t a)
+{
+  uint64_t v = a;
+  for (int i = 0; i < 6; i++) v *= 2 - a * v;
+  return v;
+}
+
+/* The key ht_hash64 takes to h. */
+static uint64_t unhash64(uint64_t h)
+{
+  h ^= h >> 33; h *= mul_inverse(0xc4ceb9fe1a85ec53ULL);
+  h ^= h >> 33; h *= mul_inverse(0xff51afd7ed558ccdULL);
+  return h ^ (h >> 33);
+}
+
+/* Keys whose homes are all the last home of every table up to 2^16: their
+** probes run off the end, doubling moves them all to the new last home,
+** and only a table of 2^17 homes parts them. Every one is kept. */
+static void live_collide(void)
+{
+  enum { N = 3000 };
+  HtLive t;
+  ht_live_init(&t, 4 * sizeof(uint64_t));
+  uint64_t keys[N];
+  for (uint64_t i = 0; i < N; i++) {
+    keys[i] = unhash64(ht_hash64(i + 1) << 16 | 0xffff);
+    CHECK_EQ(ht_hash64(keys[i]) & 0xffff, 0xffff);
+    int existed;
+    uint64_t *p = ht_live_put(&t, keys[i], &existed);
+    CHECK(p != NULL);
+    CHECK_EQ(existed, 0);
+    live_fill(p, keys[i]);
+  }
+  CHECK_EQ(t.count, N);
+  CHECK(t.mask + 1 >= 1u << 17);
+  for (int i = 0; i < N; i++) {
+    uint64_t *p = ht_live_get(&t, keys[i]);
+    CHECK(p && p[2] == keys[i] * 5);
+  }
+  for (int i = 0; i < N; i += 2) CHECK_EQ(ht_live_del(&t, keys[i], NULL), 1);
+  for (int i = 0; i < N; i++) CHECK_EQ(ht_live_get(&t, keys[i]) != NULL, i % 2);
+  ht_live_free(&t);
+}
+
 int main(void)
 {
   TEST(strtab_ids);
@@ -141,5 +248,8 @@ int main(void)
   TEST(fd_write_all);
   TEST(fnv_fold);
   TEST(dec_digits);
+  TEST(live_random);
+  TEST(live_dense);
+  TEST(live_collide);
   return th_summary();
 }
