@@ -1407,7 +1407,7 @@ const uint8_t *ht_reader_agg_snaps(HtReader *r, size_t *len)
   if (r->snaps_state == 0 && r->nsnap) {
     size_t need = r->agglen + 1;
     for (size_t i = 0; i < r->nsnap; i++) need += ht_ru32(r->data + r->snap_off[i] + 12);
-    uint8_t *grown = need > r->aggcap ? realloc(r->agg, need) : r->agg;
+    uint8_t *grown = need > r->aggcap ? ht_huge_realloc(r->agg, r->agglen, need) : r->agg;
     if (!grown) return NULL;  /* (a later call may find the room) */
     r->agg = grown;
     r->aggcap = need > r->aggcap ? need : r->aggcap;
