@@ -620,15 +620,6 @@ static inline uint64_t slim_ld(uint64_t v)
   return v;
 }
 
-/* The same for two adjacent 4-byte fields stored one by one (a FREE's
-** bstack and btid): read as one 8-byte load they stalled the same way,
-** a third of the decoding thread's time. */
-static inline uint32_t slim_ld32(uint32_t v)
-{
-  __asm__("" : "+r"(v));
-  return v;
-}
-
 /* ev as one cache line into sl: 1, or 0 when it does not fit one. */
 static inline int slim_pack(const HtEvent *ev, uint64_t seq0, SealSlim *sl)
 {
@@ -655,8 +646,8 @@ static inline int slim_pack(const HtEvent *ev, uint64_t seq0, SealSlim *sl)
   sl->type = HT_EV_FREE;
   sl->has_blk = (uint8_t)ev->has_blk;
   sl->has_birth = (uint8_t)ev->has_birth;
-  sl->stack = slim_ld32(ev->bstack);
-  sl->btid = slim_ld32(ev->btid);
+  sl->stack = ev->bstack;
+  sl->btid = ev->btid;
   sl->bfr = (uint32_t)bfr;
   sl->u[0] = slim_ld(ev->back);
   sl->u[1] = slim_ld(ev->bsize);
