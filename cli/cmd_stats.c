@@ -14,7 +14,6 @@
 #include "../src/analyze/access.h"
 #include "../src/analyze/model.h"
 #include "../src/analyze/agg.h"
-#include "../src/base/map.h"
 #include "../src/base/escape.h"
 
 static const char stats_usage[] =
@@ -47,26 +46,6 @@ static void stats_bound(char *buf, size_t len, uint64_t v)
   int u = 0;
   while (v >= 1024 && v % 1024 == 0 && u < 6) { v /= 1024; u++; }
   snprintf(buf, len, "%" PRIu64 "%s", v, unit[u]);
-}
-
-/* Native addresses on the tape's stacks (*addrs) and how many of them have no
-** symbol (*missing); after the pass, when every stack is known. -1 on OOM. */
-static int stats_symbols(const HtReader *r, uint64_t *addrs, uint64_t *missing)
-{
-  HtMap seen;
-  *addrs = *missing = 0;
-  if (ht_map_init(&seen, 1024)) return -1;
-  uint32_t n = ht_reader_stack_count(r);
-  for (uint32_t id = 1; id <= n; id++) {
-    uint64_t v = ht_reader_stack_frame(r, id);
-    if (HT_FRAME_IS_LOC(v) || ht_map_get(&seen, HT_FRAME_IP(v))) continue;
-    if (ht_map_put(&seen, HT_FRAME_IP(v), 1)) { ht_map_free(&seen); return -1; }
-    const HtSymbol *sym;
-    ++*addrs;
-    if (!ht_reader_symbol(r, HT_FRAME_IP(v), &sym)) ++*missing;
-  }
-  ht_map_free(&seen);
-  return 0;
 }
 
 /* Whether a thread is heaptape's writer, not the program's: it writes RSS,
@@ -105,7 +84,7 @@ static void stats_print(const char *path, HtReader *r, const HtModel *m)
   }
   uint64_t addrs, missing;
   if (!(h->flags & HT_F_SYMBOLIZED)) printf("  symbolised       no\n");
-  else if (stats_symbols(r, &addrs, &missing) || !missing) printf("  symbolised       yes\n");
+  else if (ht_reader_symbol_cover(r, &addrs, &missing) || !missing) printf("  symbolised       yes\n");
   else  /* finalised, but symbols were cut off (or lost with damaged packets) */
     printf("  symbolised       %s: the symbols of %" PRIu64 " of %" PRIu64 " addresses are "
            "missing (cut off or damaged; heaptape symbolize %s restores them)\n",
@@ -169,7 +148,7 @@ static void stats_json(const char *path, HtReader *r, const HtModel *m, const ch
   const HtHeader *h = ht_reader_header(r);
   const HtReadStats *st = ht_reader_stats(r);
   uint64_t addrs = 0, missing = 0;
-  int oom = stats_symbols(r, &addrs, &missing);
+  int oom = ht_reader_symbol_cover(r, &addrs, &missing);
   int sym = (h->flags & HT_F_SYMBOLIZED) && (oom || !missing);
   printf("{\"tape\": ");
   ht_json_str(stdout, path, HT_JSON_SCRIPT);

@@ -370,6 +370,49 @@ static const uint8_t *scan_body(HtReader *r, const uint8_t *h, const PacketRef *
   return packet_body_into(r, h, pr, r->scratch) ? r->scratch : NULL;
 }
 
+/* The header of the packet at off (checked by the scan) as a PacketRef. */
+static PacketRef packet_ref(const HtReader *r, uint64_t off)
+{
+  const uint8_t *h = r->data + off;
+  return (PacketRef){.off = off, .blen = ht_ru32(h + 8), .rawlen = ht_ru32(h + 12),
+                     .flags = h[5]};
+}
+
+/* A sealed tape's stack table, decoded at the first question about a stack
+** (`stats` asks none: cc1plus's 558,641 nodes are 9 MB to clear and fill,
+** a quarter of its time). A damaged packet counts as the scan counted it. */
+void ht_reader_stacks_load(HtReader *r)
+{
+  size_t n = r->nstk;
+  r->nstk = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t off = r->stk_off[i];
+    PacketRef pr = packet_ref(r, off);
+    if (r->nnodes <= 1) reader_stacks_room(r, off);
+    const uint8_t *b = scan_body(r, r->data + off, &pr);
+    if (!b || ht_sealread_packet(r, HT_P_STACKS, b, b + pr.rawlen)) {
+      r->st.damaged++;
+      r->st.damaged_bytes += HT_PHEAD_SIZE + (uint64_t)pr.blen;
+      ht_reader_damage(r, off, "damaged stack packet at byte %llu", (unsigned long long)off);
+    }
+  }
+  if (n) {
+    free(r->scratch);
+    r->scratch = NULL;
+    r->scratchcap = 0;
+    /* the stack table is whole: its unused room off the resident set */
+    ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
+                 (size_t)r->capnodes * sizeof(*r->nodes));
+  }
+}
+
+/* The stack table of a sealed tape, decoded if it is not yet: the queries
+** are const, as the table is the tape's; only when it is decoded changes. */
+static inline void stacks_need(const HtReader *r)
+{
+  if (HT_UNLIKELY(r->nstk)) ht_reader_stacks_load((HtReader *)r);
+}
+
 /* Index every packet, load dictionaries and the trailer. */
 static int reader_scan(HtReader *r, uint64_t off)
 {
@@ -453,6 +496,13 @@ static int reader_scan(HtReader *r, uint64_t off)
       if (ht_grow(&r->snap_off, &r->capsnap, r->nsnap + 1, sizeof(uint64_t)))
         return HEAPTAPE_E_NOMEM;
       r->snap_off[r->nsnap++] = off;
+      off += n;
+      continue;
+    }
+    if (r->sealed && kind == HT_P_STACKS && !r->follow) {  /* decoded on demand */
+      if (ht_grow(&r->stk_off, &r->capstk, r->nstk + 1, sizeof(uint64_t)))
+        return HEAPTAPE_E_NOMEM;
+      r->stk_off[r->nstk++] = off;
       off += n;
       continue;
     }
@@ -1273,6 +1323,7 @@ void ht_reader_close(HtReader *r)
   free(r->nhash);
   free(r->agg);
   free(r->snap_off);
+  free(r->stk_off);
   free(r->scratch);
   for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
   free(r->mods);
@@ -1361,12 +1412,14 @@ const uint8_t *ht_reader_access_packet(HtReader *r, size_t i, HtPacketInfo *pk,
 /* Frame value of a stack node. */
 uint64_t ht_reader_stack_frame(const HtReader *r, uint32_t stack)
 {
+  stacks_need(r);
   return stack && stack < r->nnodes ? r->nodes[stack].frame : 0;
 }
 
 /* Parent node of a stack node. */
 uint32_t ht_reader_stack_parent(const HtReader *r, uint32_t stack)
 {
+  stacks_need(r);
   return stack && stack < r->nnodes ? r->nodes[stack].parent : 0;
 }
 
@@ -1374,6 +1427,7 @@ uint32_t ht_reader_stack_parent(const HtReader *r, uint32_t stack)
 size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
                               size_t max)
 {
+  stacks_need(r);
   size_t n = 0;
   for (; stack && stack < r->nnodes && n < max; stack = r->nodes[stack].parent)
     out[n++] = r->nodes[stack].frame;
@@ -1383,11 +1437,16 @@ size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
 /* Frames of the stack a node ends. */
 uint32_t ht_reader_stack_depth(const HtReader *r, uint32_t stack)
 {
+  stacks_need(r);
   return stack && stack < r->nnodes ? r->nodes[stack].depth : 0;
 }
 
 /* Highest stack node id. */
-uint32_t ht_reader_stack_count(const HtReader *r) { return r->nnodes - 1; }
+uint32_t ht_reader_stack_count(const HtReader *r)
+{
+  stacks_need(r);
+  return r->nnodes - 1;
+}
 
 /* Free a sealed tape's AGG body once its figures are loaded. */
 void ht_reader_agg_release(HtReader *r)
@@ -1441,6 +1500,72 @@ size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out)
   const SymEntry *e = &r->symtab[*i - 1];
   *out = e->n ? &r->syms[e->first] : NULL; /* a symbol may have no frames */
   return e->n;
+}
+
+/* Symbol coverage of the frame addresses met (ht_reader_symbol_cover). */
+typedef struct Cover {
+  const HtReader *r;
+  HtMap seen;                /* addresses met */
+  uint64_t addrs, missing;
+  int oom;
+} Cover;
+
+static void cover_frame(Cover *c, uint64_t v)
+{
+  if (HT_FRAME_IS_LOC(v) || ht_map_get(&c->seen, HT_FRAME_IP(v))) return;
+  if (ht_map_put(&c->seen, HT_FRAME_IP(v), 1)) { c->oom = 1; return; }
+  const HtSymbol *sym;
+  c->addrs++;
+  if (!ht_reader_symbol(c->r, HT_FRAME_IP(v), &sym)) c->missing++;
+}
+
+/* The frames of a STACKS body (docs/FORMAT.md) into c: 0, or -1 when it is
+** not whole and in order (then the table is decoded, and damage counted). */
+static int cover_packet(Cover *c, uint32_t *next, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t first, n, up, df, frame = 0;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n) || first != *next ||
+      n > (uint64_t)(end - p) / 2 || first + n > UINT32_MAX)
+    return -1;
+  for (uint64_t id = first; id < first + n; id++) {
+    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
+      return -1;
+    frame += (uint64_t)ht_unzigzag(df);
+    cover_frame(c, frame);
+  }
+  *next = (uint32_t)(first + n);
+  return 0;
+}
+
+/* The native addresses on the tape's stacks, each once (*addrs), and how
+** many have no symbol (*missing). A sealed tape's stack table not yet
+** decoded is read as it stands, packet by packet, not built: `stats` asks
+** this and nothing else of it. 0, or -1 out of memory. */
+int ht_reader_symbol_cover(HtReader *r, uint64_t *addrs, uint64_t *missing)
+{
+  Cover c = {.r = r};
+  if (ht_map_init(&c.seen, 1024)) return -1;
+  uint32_t next = 1;
+  int whole = 1;
+  for (size_t i = 0; i < r->nstk && whole && !c.oom; i++) {
+    PacketRef pr = packet_ref(r, r->stk_off[i]);
+    const uint8_t *b = scan_body(r, r->data + pr.off, &pr);
+    whole = b && !cover_packet(&c, &next, b, b + pr.rawlen);
+  }
+  free(r->scratch);
+  r->scratch = NULL;
+  r->scratchcap = 0;
+  if (!whole) {  /* the table's way, which counts the damage */
+    ht_map_clear(&c.seen);
+    c.addrs = c.missing = 0;
+    ht_reader_stacks_load(r);
+  }
+  if (!r->nstk)
+    for (uint32_t id = 1; id < r->nnodes && !c.oom; id++) cover_frame(&c, r->nodes[id].frame);
+  ht_map_free(&c.seen);
+  *addrs = c.addrs;
+  *missing = c.missing;
+  return c.oom ? -1 : 0;
 }
 
 /* Runtime location by id. */

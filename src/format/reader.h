@@ -252,6 +252,9 @@ typedef struct HtLocation {
 /* Inline chain of a native address, innermost first; returns its length
 ** (0 if the tape has no symbol for it) and points *out at the frames. */
 size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out) HT_HIDDEN;
+/* The native addresses on the tape's stacks, each once (*addrs), and how
+** many of them have no symbol (*missing); 0, or -1 out of memory. */
+int ht_reader_symbol_cover(HtReader *r, uint64_t *addrs, uint64_t *missing) HT_HIDDEN;
 /* Runtime location by id, or NULL if undeclared. */
 const HtLocation *ht_reader_location(const HtReader *r, uint64_t id) HT_HIDDEN;
 /* 1 if the dictionary declares Python or Ruby locations (lkind

@@ -109,6 +109,10 @@ struct HtReader {
                              ** onto agg by ht_reader_agg_snaps */
   size_t nsnap, capsnap;     /* packets, allocated */
   int snaps_state;           /* 0 not loaded, 1 loaded, -1 damaged */
+  uint64_t *stk_off;         /* a sealed tape's STACKS packets (offsets) while
+                             ** its stack table waits for a first question
+                             ** (ht_reader_stacks_load) */
+  size_t nstk, capstk;       /* packets waiting, allocated */
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
@@ -148,6 +152,8 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
 /* Load the nodes of a STACKS body (in id order) into r->nodes: 0, or -1
 ** when malformed (the nodes before the damage stay). */
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
+/* Decode the STACKS packets the scan left for later (reader.c). */
+void ht_reader_stacks_load(HtReader *r) HT_HIDDEN;
 
 /* -- sealread.c, for reader.c ---------------------------------------------- */
 

@@ -125,9 +125,9 @@ void ht_sealread_scanned(HtReader *r)
 {
   HtReadStats *st = &r->st, *m = &r->meta;
   r->ts_base = 0;
-  /* the stack table is whole: its unused room off the resident set */
-  ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
-               (size_t)r->capnodes * sizeof(*r->nodes));
+  if (r->follow)  /* the stack table is whole: its unused room off the resident set */
+    ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
+                 (size_t)r->capnodes * sizeof(*r->nodes));
   if (st->damaged || st->truncated_bytes || r->agg_bad) {  /* the events no longer match it */
     r->have_ops = 0;
     free(r->agg);
@@ -832,6 +832,7 @@ static int seal_start(HtReader *r, struct SealRead *s)
     const char *e = getenv("HEAPTAPE_READ_THREADS");
     threads = e ? atoi(e) : 3;
   }
+  ht_reader_stacks_load(r);  /* before the threads: they check stack ids against it */
   s->mode = 1;
   s->turn = 0;
   SealDec *d0 = &s->w[0].d;
