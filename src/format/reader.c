@@ -1552,9 +1552,11 @@ int ht_reader_symbol_cover(HtReader *r, uint64_t *addrs, uint64_t *missing)
     const uint8_t *b = scan_body(r, r->data + pr.off, &pr);
     whole = b && !cover_packet(&c, &next, b, b + pr.rawlen);
   }
-  free(r->scratch);
-  r->scratch = NULL;
-  r->scratchcap = 0;
+  if (r->nstk) {  /* (a followed tape's polls keep theirs: it has none waiting) */
+    free(r->scratch);
+    r->scratch = NULL;
+    r->scratchcap = 0;
+  }
   if (!whole) {  /* the table's way, which counts the damage */
     ht_map_clear(&c.seen);
     c.addrs = c.missing = 0;
