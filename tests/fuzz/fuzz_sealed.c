@@ -2,8 +2,10 @@
 ** journal is sealed in memory (no frees named) and read back: the events
 ** must come back the same. Any input that opens as a sealed tape is read
 ** whole, checksums trusted so that mutations reach the column decoder,
-** after the model has loaded its aggregate section (or made its pass) and
-** the page's snapshots (version 10: SNAPS packets, loaded on demand).
+** after stats' count of symbolised addresses (from the STACKS packets, the
+** stack table not yet decoded), the model's load of its aggregate section
+** (or its pass) and the page's snapshots (version 10: SNAPS packets,
+** loaded on demand).
 ** Property: no crash, no leak, sealing loses no event. */
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   HtReader *r;
   if (!ht_reader_open_mem_nocrc(&r, copy, size, err, sizeof(err))) {
     if (ht_reader_sealed(r)) {
+      /* stats' count of symbolised addresses, read from the STACKS packets
+      ** as they stand (the stack table not decoded yet), first */
+      uint64_t addrs, missing;
+      (void)ht_reader_symbol_cover(r, &addrs, &missing);
       HtModel m;
       if (!ht_model_init(&m, r, NULL)) {
         ht_agg_model(&m);
