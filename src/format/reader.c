@@ -1510,31 +1510,14 @@ typedef struct Cover {
   int oom;
 } Cover;
 
-static void cover_frame(Cover *c, uint64_t v)
+static void cover_frame(void *ctx, uint64_t v)
 {
-  if (HT_FRAME_IS_LOC(v) || ht_map_get(&c->seen, HT_FRAME_IP(v))) return;
+  Cover *c = ctx;
+  if (c->oom || HT_FRAME_IS_LOC(v) || ht_map_get(&c->seen, HT_FRAME_IP(v))) return;
   if (ht_map_put(&c->seen, HT_FRAME_IP(v), 1)) { c->oom = 1; return; }
   const HtSymbol *sym;
   c->addrs++;
   if (!ht_reader_symbol(c->r, HT_FRAME_IP(v), &sym)) c->missing++;
-}
-
-/* The frames of a STACKS body (docs/FORMAT.md) into c: 0, or -1 when it is
-** not whole and in order (then the table is decoded, and damage counted). */
-static int cover_packet(Cover *c, uint32_t *next, const uint8_t *p, const uint8_t *end)
-{
-  uint64_t first, n, up, df, frame = 0;
-  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n) || first != *next ||
-      n > (uint64_t)(end - p) / 2 || first + n > UINT32_MAX)
-    return -1;
-  for (uint64_t id = first; id < first + n; id++) {
-    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
-      return -1;
-    frame += (uint64_t)ht_unzigzag(df);
-    cover_frame(c, frame);
-  }
-  *next = (uint32_t)(first + n);
-  return 0;
 }
 
 /* The native addresses on the tape's stacks, each once (*addrs), and how
@@ -1550,7 +1533,7 @@ int ht_reader_symbol_cover(HtReader *r, uint64_t *addrs, uint64_t *missing)
   for (size_t i = 0; i < r->nstk && whole && !c.oom; i++) {
     PacketRef pr = packet_ref(r, r->stk_off[i]);
     const uint8_t *b = scan_body(r, r->data + pr.off, &pr);
-    whole = b && !cover_packet(&c, &next, b, b + pr.rawlen);
+    whole = b && !ht_sealstacks_walk(b, b + pr.rawlen, &next, cover_frame, &c);
   }
   if (r->nstk) {  /* (a followed tape's polls keep theirs: it has none waiting) */
     free(r->scratch);

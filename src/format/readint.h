@@ -152,6 +152,10 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
 /* Load the nodes of a STACKS body (in id order) into r->nodes: 0, or -1
 ** when malformed (the nodes before the damage stay). */
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
+/* Each frame of a STACKS body to fn, *next its first id (then the next
+** body's): 0, or -1 when malformed. */
+int ht_sealstacks_walk(const uint8_t *p, const uint8_t *end, uint32_t *next,
+                       void (*fn)(void *ctx, uint64_t frame), void *ctx) HT_HIDDEN;
 /* Decode the STACKS packets the scan left for later (reader.c). */
 void ht_reader_stacks_load(HtReader *r) HT_HIDDEN;
 

@@ -1,6 +1,6 @@
 /* heaptape -- a sealed tape's stack table (STACKS packets, docs/FORMAT.md
 ** "STACKS"): the nodes of a packet decoded straight into the reader's
-** table. Every command on a sealed tape pays for it at open: cc1plus's
+** table, or only their frames walked (stats' count of symbols). Every command on a sealed tape pays for it at open: cc1plus's
 ** 558,641 nodes were a third of `stats`, one node at a time through
 ** ht_reader_node_append (a room check and a call each). */
 #include "readint.h"
@@ -27,4 +27,24 @@ int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end)
   }
   r->nnodes = id;  /* (a damaged packet keeps the nodes before the damage) */
   return rc;
+}
+
+/* Each frame of a STACKS body, in id order, to fn; *next is the id the body
+** must start at, and the one after it on return. 0, or -1 when malformed
+** (the frames before the damage were given). */
+int ht_sealstacks_walk(const uint8_t *p, const uint8_t *end, uint32_t *next,
+                       void (*fn)(void *ctx, uint64_t frame), void *ctx)
+{
+  uint64_t first, n, up, df, frame = 0;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n) || first != *next ||
+      n > (uint64_t)(end - p) / 2 || first + n > UINT32_MAX)
+    return -1;
+  for (uint64_t id = first; id < first + n; id++) {
+    if (ht_ruleb128(&p, end, &up) || ht_ruleb128(&p, end, &df) || up == 0 || up > id)
+      return -1;
+    frame += (uint64_t)ht_unzigzag(df);
+    fn(ctx, frame);
+  }
+  *next = (uint32_t)(first + n);
+  return 0;
 }
