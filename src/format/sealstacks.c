@@ -1,8 +1,9 @@
 /* heaptape -- a sealed tape's stack table (STACKS packets, docs/FORMAT.md
 ** "STACKS"): the nodes of a packet decoded straight into the reader's
-** table, or only their frames walked (stats' count of symbols). Every command on a sealed tape pays for it at open: cc1plus's
-** 558,641 nodes were a third of `stats`, one node at a time through
-** ht_reader_node_append (a room check and a call each). */
+** table (cc1plus's 558,641 nodes, one at a time through
+** ht_reader_node_append, were a third of `stats`: a room check and a call
+** each), or only their frames walked (stats' count of symbols, which
+** needs no table). */
 #include "readint.h"
 
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end)
