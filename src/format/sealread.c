@@ -624,58 +624,49 @@ static inline uint64_t slim_ld(uint64_t v)
   return v;
 }
 
+/* One slim event's fields into its line at d. On x86-64 the line is
+** written around the cache: a plain store first fetched the line the other
+** core read last (most of a decoding thread's time), a whole line streamed
+** fetches nothing. The line is made in registers: a copy of one made in
+** memory stalled on its stores (store forwarding fails). chunk_fill fences
+** before the chunk is handed over. */
+static inline void slim_store(SealSlim *d, unsigned type, unsigned kind, unsigned has_blk,
+                              unsigned has_birth, uint32_t tid, uint32_t dseq, uint32_t stack,
+                              uint32_t btid, uint32_t bfr, uint64_t ts, uint64_t u0,
+                              uint64_t u1, uint64_t u2, uint64_t u3)
+{
+#if defined(__x86_64__)
+  uint32_t head = type | kind << 8 | has_blk << 16 | has_birth << 24;
+  __m128i *q = (__m128i *)d;
+  _mm_stream_si128(q, _mm_set_epi32((int)stack, (int)dseq, (int)tid, (int)head));
+  _mm_stream_si128(q + 1, _mm_set_epi64x((long long)ts, (long long)((uint64_t)bfr << 32 | btid)));
+  _mm_stream_si128(q + 2, _mm_set_epi64x((long long)u1, (long long)u0));
+  _mm_stream_si128(q + 3, _mm_set_epi64x((long long)u3, (long long)u2));
+#else
+  *d = (SealSlim){.type = (uint8_t)type, .kind = (uint8_t)kind, .has_blk = (uint8_t)has_blk,
+                  .has_birth = (uint8_t)has_birth, .tid = tid, .dseq = dseq, .stack = stack,
+                  .btid = btid, .bfr = bfr, .ts = ts, .u = {u0, u1, u2, u3}};
+#endif
+}
+
 /* ev as one cache line into sl: 1, or 0 when it does not fit one. */
 static inline int slim_pack(const HtEvent *ev, uint64_t seq0, SealSlim *sl)
 {
   if (ev->seq < seq0 || ev->seq - seq0 > UINT32_MAX || ev->align) return 0;
-  sl->kind = ev->kind;
-  sl->tid = ev->tid;
-  sl->dseq = (uint32_t)(ev->seq - seq0);
-  sl->ts = ev->ts;
+  uint32_t dseq = (uint32_t)(ev->seq - seq0);
   if (ev->type == HT_EV_ALLOC) {
     if (ev->back) return 0;
-    sl->type = HT_EV_ALLOC;
-    sl->has_blk = sl->has_birth = 0;
-    sl->stack = ev->stack;
-    sl->btid = sl->bfr = 0;
-    sl->u[0] = slim_ld(ev->addr);
-    sl->u[1] = slim_ld(ev->size);
-    sl->u[2] = slim_ld(ev->weight);
-    sl->u[3] = 0;
+    slim_store(sl, HT_EV_ALLOC, ev->kind, 0, 0, ev->tid, dseq, ev->stack, 0, 0, ev->ts,
+               slim_ld(ev->addr), slim_ld(ev->size), slim_ld(ev->weight), 0);
     return 1;
   }
   if (ev->type != HT_EV_FREE || ev->size || ev->bweight != ev->bsize) return 0;
   uint64_t bfr = ev->has_birth ? ev->bop - (ev->back - 1) : 0;
   if (bfr > UINT32_MAX || (ev->back ? ev->addr : ev->baddr)) return 0;
-  sl->type = HT_EV_FREE;
-  sl->has_blk = (uint8_t)ev->has_blk;
-  sl->has_birth = (uint8_t)ev->has_birth;
-  sl->stack = ev->bstack;
-  sl->btid = ev->btid;
-  sl->bfr = (uint32_t)bfr;
-  sl->u[0] = slim_ld(ev->back);
-  sl->u[1] = slim_ld(ev->bsize);
-  sl->u[2] = slim_ld(ev->bts);
-  sl->u[3] = slim_ld(ev->back ? ev->baddr : ev->addr);
+  slim_store(sl, HT_EV_FREE, ev->kind, ev->has_blk, ev->has_birth, ev->tid, dseq, ev->bstack,
+             ev->btid, (uint32_t)bfr, ev->ts, slim_ld(ev->back), slim_ld(ev->bsize),
+             slim_ld(ev->bts), slim_ld(ev->back ? ev->baddr : ev->addr));
   return 1;
-}
-
-/* Store a slim event into its chunk. On x86-64 the line is written around
-** the cache: a plain store first fetched the line the other core read last
-** (most of a decoding thread's time), a whole line streamed fetches
-** nothing. chunk_fill fences before the chunk is handed over. */
-static inline void slim_put(SealSlim *dst, const SealSlim *src)
-{
-#if defined(__x86_64__)
-  const __m128i *s = (const __m128i *)src;
-  __m128i *d = (__m128i *)dst;
-  _mm_stream_si128(d, _mm_loadu_si128(s));
-  _mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
-  _mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
-  _mm_stream_si128(d + 3, _mm_loadu_si128(s + 3));
-#else
-  *dst = *src;
-#endif
 }
 
 /* A slim event as the HtEvent it stands for. */
@@ -732,10 +723,8 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
       if (ev->ts < d->ts_last) ev->ts = d->ts_last;  /* monotone (see above) */
       d->ts_last = ev->ts;
       if (!ch->n) ch->seq0 = ev->seq;
-      SealSlim slim, *sl = &slim;
-      if (ev->pid == pid && slim_pack(ev, ch->seq0, sl)) slim_put(&ch->ev[ch->n++], sl);
-      else {  /* whole */
-        sl = &ch->ev[ch->n++];
+      SealSlim *sl = &ch->ev[ch->n++];
+      if (ev->pid != pid || !slim_pack(ev, ch->seq0, sl)) {  /* whole */
         if (ht_grow(&ch->wide, &ch->capwide, ch->nwide + 1, sizeof(HtEvent))) {
           ch->n--;
           ch->end = 1; ch->rc = HEAPTAPE_E_NOMEM;
