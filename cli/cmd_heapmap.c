@@ -93,8 +93,13 @@ int cmd_heapmap(int argc, char **argv)
   ** picture alone does not on a version 8 sealed tape. */
   if (!o.frames && !o.animate) ht_resolve_carried(&rs);
   HtHeapmap *m = ht_heapmap_new(r, png, &o, err, sizeof(err));
-  int bad = !m || ht_resolve_run(&rs, r, ht_heapmap_layout, NULL, m) || ht_heapmap_plan(m) ||
-            ht_resolve_pass(&rs, r, ht_heapmap_draw, NULL, m) || ht_heapmap_finish(m, &rs);
+  /* A sealed tape of version 11 gives the layout: one pass, not two. */
+  int pre = m ? ht_heapmap_preset(m, r) : -1;
+  int bad = pre < 0 || (!pre && ht_resolve_run(&rs, r, ht_heapmap_layout, NULL, m)) ||
+            ht_heapmap_plan(m) ||
+            (pre ? ht_resolve_run(&rs, r, ht_heapmap_draw, NULL, m)
+                 : ht_resolve_pass(&rs, r, ht_heapmap_draw, NULL, m)) ||
+            ht_heapmap_finish(m, &rs);
   ht_heapmap_destroy(m);
   ht_resolve_free(&rs);
   if (bad) {
@@ -103,6 +108,7 @@ int cmd_heapmap(int argc, char **argv)
     rc = HT_EXIT_FAIL;
   } else {
     ht_cli_warn_damage(path, r);
+    ht_cli_read_log(path, r);
   }
   ht_reader_close(r);
   if (fflush(stdout)) rc = HT_EXIT_FAIL;

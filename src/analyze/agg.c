@@ -66,7 +66,8 @@ static void buf_u64s(Buf *b, const uint64_t *v, size_t n)
     (uint64_t)(m)->oom }
 #define AGG_NTOTALS 21
 
-int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *len)
+int ht_agg_encode(const HtModel *m, const HtSnaps *sn, const uint8_t *layout, size_t nlayout,
+                  uint8_t **out, size_t *len)
 {
   Buf o = {0}, f = {0};
   uint64_t tot[AGG_NTOTALS] = AGG_TOTALS(m);
@@ -170,6 +171,10 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, uint8_t **out, size_t *le
     buf_uleb(&f, sn->nrss / 2);
     for (size_t i = 0; i < sn->nrss; i++) buf_uleb(&f, sn->rss[i]);
     buf_field(&o, HT_A_RSS, &f);
+  }
+  if (layout) {
+    buf_mem(&f, layout, nlayout);
+    buf_field(&o, HT_A_LAYOUT, &f);
   }
 
   free(f.p);

@@ -11,6 +11,7 @@
 
 #include "seal.h"
 #include "agg.h"
+#include "maplayout.h"
 #include "resolve.h"
 #include "symbolize.h"
 #include "../format/sealw.h"
@@ -32,6 +33,7 @@ struct HtSealer {
   HtModel m;
   int mrc;                   /* the model's set-up failed */
   HtSnaps sn;                /* the HTML page's snapshots, taken of m */
+  HtLayoutW lay;             /* the heap map's layout */
 };
 
 /* Hand one resolved event to the writer with the block it names, and to
@@ -47,16 +49,21 @@ void ht_sealer_event(void *ctx, const HtRes *res)
                             b->born_op, b->born_ts};
   ht_sealw_event(c->w, ev, b ? &sb : NULL);
   ht_model_res(&c->m, res);
+  if (ev->type == HT_EV_ALLOC) ht_layoutw_alloc(&c->lay, ev->addr, ev->size);
 }
 
 /* The aggregate section of the finished pass, or NULL (out of memory). */
-static uint8_t *seal_agg(HtSealer *c, size_t *len)
+static uint8_t *seal_agg(HtSealer *c, const HtResolve *rs, size_t *len)
 {
-  uint8_t *agg = NULL;
+  uint8_t *agg = NULL, *lay = NULL;
+  size_t nlay = 0;
   ht_model_finish(&c->m);
   /* Snapshots cut short (times near 2^64: damaged) are left out. */
   const HtSnaps *sn = !c->m.snap_cut ? &c->sn : NULL;
-  if (c->m.oom || ht_agg_encode(&c->m, sn, &agg, len)) return NULL;
+  int bad = c->m.oom || ht_layoutw_encode(&c->lay, rs, &lay, &nlay) ||
+            ht_agg_encode(&c->m, sn, lay, nlay, &agg, len);
+  free(lay);
+  if (bad) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */
   return agg;
 }
@@ -72,9 +79,10 @@ HtSealer *ht_sealer_new(HtReader *r, FILE *f, uint64_t end_ns)
   ** after the run or while it grows (its duration unknown). */
   ht_snaps_setup(&c->sn, HT_SNAPS_BUCKETS, end_ns, &mo);
   c->mrc = ht_model_init(&c->m, r, &mo);
-  c->w = c->mrc ? NULL : ht_sealw_new(f, r);
+  c->w = c->mrc || ht_layoutw_init(&c->lay) ? NULL : ht_sealw_new(f, r);
   if (!c->w) {
     if (!c->mrc) ht_model_free(&c->m);
+    ht_layoutw_free(&c->lay);
     free(c);
     return NULL;
   }
@@ -90,11 +98,12 @@ HtModel *ht_sealer_model(HtSealer *c)
 int ht_sealer_finish(HtSealer *c, const HtResolve *rs, int failed)
 {
   size_t agglen = 0;
-  uint8_t *agg = failed ? NULL : seal_agg(c, &agglen);
+  uint8_t *agg = failed ? NULL : seal_agg(c, rs, &agglen);
   int rc = ht_sealw_finish(c->w, c->r, rs->nallocs, rs->nops, rs->unknown_frees, agg, agglen);
   free(agg);
   ht_model_free(&c->m);
   ht_snaps_free(&c->sn);
+  ht_layoutw_free(&c->lay);
   free(c);
   return rc;
 }

@@ -133,7 +133,8 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 10 /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 11 /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_LAYOUT 11 /* from it: the heap map's layout (HT_A_LAYOUT) */
 #define HT_VERSION_SEALED_SNAPS 10 /* from it: the AGG's snapshot fields in SNAPS
                                    ** packets, read only by html and --at */
 #define HT_VERSION_SEALED_CLASSES 9 /* from it: all of a block's freed addresses
@@ -147,7 +148,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 10    /* the newest version a reader knows */
+#define HT_VERSION_MAX 11    /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -348,6 +349,9 @@ enum {
   HT_A_SNAPN = 9,     /* version 5: n, then per snapshot of SNAPS: k, and the
                          live blocks of its k live sites, in SNAPS's order;
                          z, and z (site delta, blocks) of sites with 0 bytes */
+  HT_A_LAYOUT = 10,   /* version 11: the heap map's layout (maplayout.h): g,
+                         g granules, l, l allocation indexes never freed, each
+                         rising, as differences */
 };
 
 /* Trailer fields. */

@@ -447,7 +447,8 @@ static void sealw_dicts(HtSealW *w, const HtReader *r)
 }
 
 /* Where an AGG body's snapshot fields begin (HT_A_SNAPS, HT_A_SNAPN,
-** HT_A_RSS: the encoder writes them last): its length when it has none. */
+** HT_A_RSS, and the heap map's HT_A_LAYOUT: fields one command reads, which
+** the encoder writes last): its length when it has none. */
 static size_t sealw_agg_split(const uint8_t *agg, size_t len)
 {
   const uint8_t *p = agg, *end = agg + len;
@@ -456,7 +457,8 @@ static size_t sealw_agg_split(const uint8_t *agg, size_t len)
     uint64_t tag, n;
     if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p))
       return len;
-    if (tag == HT_A_SNAPS || tag == HT_A_SNAPN || tag == HT_A_RSS) return (size_t)(field - agg);
+    if (tag == HT_A_SNAPS || tag == HT_A_SNAPN || tag == HT_A_RSS || tag == HT_A_LAYOUT)
+      return (size_t)(field - agg);
     p += n;
   }
   return len;

@@ -10,6 +10,7 @@
 #include "heapmap.h"
 #include "apng.h"
 #include "../analyze/frames.h"
+#include "../analyze/maplayout.h"
 #include "../analyze/ops.h"
 #include "../base/grow.h"
 #include "../base/hash.h"
@@ -27,9 +28,13 @@
 ** block that never does at its New, on a layer laid over the picture at the
 ** end: the same picture as drawing the blocks left at the end last, in
 ** allocation order.
+**
+** From version 11 the sealer gives the granules, the count of ops and the
+** blocks never freed (maplayout.h): pass 1 is left out, and pass 2 sums
+** the sites' bytes too.
 */
 
-#define GRAN_SHIFT 16
+#define GRAN_SHIFT HT_GRAN_SHIFT  /* a granule: 64 KiB */
 #define BG 0x101010u         /* unused address space */
 #define SEP 0x606060u        /* a jump in the addresses */
 #define PAPER 0xffffffu      /* around the plot */
@@ -167,6 +172,8 @@ typedef struct Map {
   HtMap lk_col;              /* and their stacks' colours, kept apart from
                                 site_col (the legend's order): stack -> colour */
   HtMap lk_first;            /* stack -> first never-freed block's handle */
+  HtLayout lay;              /* the sealer's layout (preset) */
+  int preset;                /* pass 1 left out: gran, nops and lay from it */
   int deco;                  /* axes and legend around the plot */
   long px, py;               /* the plot's place in the picture */
   Img out, fr, im;           /* picture, frame, plot */
@@ -569,6 +576,7 @@ void ht_heapmap_destroy(HtHeapmap *m)
   free(m->lk.px);
   free(m->ended);
   free(m->gran);
+  ht_layout_free(&m->lay);
   if (m->anim) {  /* left open by an error: its message is already in err */
     char junk[256];
     ht_apng_close(m->anim, junk, sizeof(junk));
@@ -595,6 +603,16 @@ static int map_ended(Map *m, uint64_t i)
   return 0;
 }
 
+/* Add an allocation's bytes to its stack's (the legend's order): 0, or -1
+** when out of memory. */
+static int map_site_bytes(Map *m, const HtEvent *ev)
+{
+  uint64_t *sb = ht_map_get(&m->site_bytes, ev->stack);
+  if (sb) *sb += ev->size;
+  else if (ht_map_put(&m->site_bytes, ev->stack, ev->size)) return -1;
+  return 0;
+}
+
 /* Pass 1: the granules blocks touch and the bytes of each site. It needs
 ** no ops stream: an op is an ALLOC or a known FREE, a New's block is its
 ** ALLOC's. */
@@ -612,9 +630,7 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
   }
   m->lay_ops += ev->type == HT_EV_ALLOC || (ev->type == HT_EV_FREE && res->known);
   if (ev->type != HT_EV_ALLOC) return;
-  uint64_t *sb = ht_map_get(&m->site_bytes, ev->stack);
-  if (sb) *sb += ev->size;
-  else if (ht_map_put(&m->site_bytes, ev->stack, ev->size)) { m->failed = 1; return; }
+  if (map_site_bytes(m, ev)) { m->failed = 1; return; }
   uint64_t last = (ev->addr + (ev->size ? ev->size - 1 : 0)) >> GRAN_SHIFT;
   for (uint64_t k = ev->addr >> GRAN_SHIFT; k <= last; k++) {
     if (k == m->lay_g) continue;  /* most blocks lie in the granule of the one before */
@@ -623,17 +639,32 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
   }
 }
 
+int ht_heapmap_preset(HtHeapmap *m, HtReader *r)
+{
+  int rc = ht_layout_load(r, &m->lay);
+  if (rc < 0) return -1;  /* (err says out of memory) */
+  if (!rc) return 0;
+  m->preset = 1;
+  m->gran = m->lay.gran;  /* taken over */
+  m->ngran = m->lay.ngran;
+  m->lay.gran = NULL;
+  m->lay_ops = m->lay.nops;
+  return 1;
+}
+
 /* Between the passes: lay the granules out and prepare the pictures. */
 int ht_heapmap_plan(HtHeapmap *m)
 {
   if (m->failed) return -1;
   m->nops = m->lay_ops ? m->lay_ops : 1;
-  m->gran = malloc((m->g.count ? m->g.count : 1) * sizeof(uint64_t));
-  if (!m->gran) return -1;
-  size_t it = 0;
-  uint64_t k, v;
-  while (ht_map_next(&m->g, &it, &k, &v)) m->gran[m->ngran++] = k;
-  qsort(m->gran, m->ngran, sizeof(uint64_t), map_cmp);
+  if (!m->preset) {
+    m->gran = malloc((m->g.count ? m->g.count : 1) * sizeof(uint64_t));
+    if (!m->gran) return -1;
+    size_t it = 0;
+    uint64_t k, v;
+    while (ht_map_next(&m->g, &it, &k, &v)) m->gran[m->ngran++] = k;
+    qsort(m->gran, m->ngran, sizeof(uint64_t), map_cmp);
+  }
   m->pos_g = UINT64_MAX;
   if (!m->ngran) { snprintf(m->err, m->errlen, "no allocations on the tape"); return -1; }
   Img *im = &m->im;
@@ -662,12 +693,19 @@ void ht_heapmap_draw(void *arg, const HtRes *res)
 {
   Map *m = arg;
   HtOp op;
-  if (m->failed || !ht_ops_res(&m->ops, res, &op)) return;
+  if (m->failed) return;
+  if (m->preset && res->ev->type == HT_EV_ALLOC && map_site_bytes(m, res->ev)) {
+    snprintf(m->err, m->errlen, "out of memory");
+    m->failed = 1;
+    return;
+  }
+  if (!ht_ops_res(&m->ops, res, &op)) return;
   if (op.op == HT_OP_FREE && m->png)
     map_block(m, &m->im, op.born, op.index, op.addr, op.size, op.stack);
   uint64_t i = op.handle - 1;
   if (op.op == HT_OP_NEW && m->png && res->rs->tableless &&
-      !(i / 64 < m->nended && (m->ended[i / 64] >> (i % 64) & 1))) {  /* never freed */
+      (m->preset ? ht_layout_never(&m->lay, i)
+                 : !(i / 64 < m->nended && (m->ended[i / 64] >> (i % 64) & 1)))) {  /* never freed */
     if (!m->lk.px) {
       m->lk = (Img){.w = m->im.w, .h = m->im.h};
       if (!(m->lk.px = malloc((size_t)m->lk.w * m->lk.h * sizeof(uint32_t)))) {

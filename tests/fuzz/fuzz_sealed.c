@@ -4,8 +4,8 @@
 ** whole, checksums trusted so that mutations reach the column decoder,
 ** after stats' count of symbolised addresses (from the STACKS packets, the
 ** stack table not yet decoded), the model's load of its aggregate section
-** (or its pass) and the page's snapshots (version 10: SNAPS packets,
-** loaded on demand).
+** (or its pass), the page's snapshots (version 10: SNAPS packets,
+** loaded on demand) and the heap map's layout (version 11).
 ** Property: no crash, no leak, sealing loses no event. */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "analyze/model.h"
 #include "analyze/agg.h"
 #include "analyze/snaps.h"
+#include "analyze/maplayout.h"
 
 /* Read every event (bounded work). */
 static void walk(HtReader *r)
@@ -103,6 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ht_model_free(&m);
       }
       ht_snaps_free(&sn);
+      /* The heap map's layout (version 11), its never-freed list walked. */
+      HtLayout lay;
+      if (ht_layout_load(r, &lay) == 1) {
+        for (uint64_t i = 0; i < 4096; i++) (void)ht_layout_never(&lay, i);
+        ht_layout_free(&lay);
+      }
       ht_reader_rewind(r);
       walk(r);
     }

@@ -82,7 +82,7 @@ for t in "$TMP"/*.tape; do
   n=$(basename "$t" .tape)
   cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "$n: sealed (version 10)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   10'"
+  ok "$n: sealed (version 11)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   11'"
   cp "$TMP/s/tape.tape" "$TMP/once"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
   ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"
@@ -109,14 +109,19 @@ ok "record: the tape is sealed with its aggregate section" sh -c \
   "\"$HEAPTAPE\" stats \"$TMP/sealrec.tape\" | grep -q '^  sealed  *yes: report'"
 ok "record: report names the allocating function" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/sealrec.tape\" | grep -q grow_step"
+# Version 11 carries the heap map's layout: heapmap reads the events once.
+ok "record: heapmap reads the sealed tape's events once" sh -c \
+  "HEAPTAPE_READ_LOG=1 \"$HEAPTAPE\" heapmap -o \"$TMP/once.png\" \"$TMP/sealrec.tape\" 2>&1 >/dev/null |
+   grep -Eq ': ([0-9]+) events read of \\1\$'"
 # Sealed tapes of earlier versions, kept in tests/data, answer as their
 # journals do: version 2 (sealed before the aggregate section existed) and
 # version 3 (a reused address moved the address prediction; journal_reuse is
 # a C program's recording with reused and fresh blocks interleaved) and
 # version 5 (columns compressed together, before version 7) and version 7
 # (frees without their births: lifetimes and heapmap keep a table) and
-# version 8 (each class's latest 64 freed addresses, a ring).
-for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst journal_reuse:9:reuse; do
+# version 8 (each class's latest 64 freed addresses, a ring) and version 10
+# (heapmap reads twice, without the layout of version 11).
+for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst journal_reuse:9:reuse journal_reuse:10:reuse seal_burst:10:burst; do
   j=${p%%:*}; v=${p#*:}; n=${v#*:}; v=${v%%:*}
   cp "$DATA/$j.tape" "$TMP/j/tape.tape"; cp "$DATA/sealed_v${v}_$n.tape" "$TMP/s/tape.tape"
   ok "version $v sealed $n: format version $v" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   $v'"
@@ -132,8 +137,8 @@ for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:r
   ok "version $v sealed $n: the same addresses as its journal's" sh -c \
     "[ -s \"$TMP/j/allocs\" ] && cmp -s \"$TMP/j/allocs\" \"$TMP/s/allocs\""
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "version $v sealed $n: heaptape seal makes it version 10 with its aggregate section" sh -c \
-    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   10' &&
+  ok "version $v sealed $n: heaptape seal makes it version 11 with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   11' &&
      \"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q '^  sealed  *yes: report'"
   analyse "$TMP/s"
   ok "version $v sealed $n, sealed again: every analysis the same" cmp -s "$TMP/j/out" "$TMP/s/out"
