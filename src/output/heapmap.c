@@ -157,6 +157,7 @@ typedef struct Map {
   uint64_t lay_g;            /* pass 1's last granule noted (UINT64_MAX: none) */
   uint64_t lay_ops;          /* pass 1's ops (ALLOCs and known FREEs) */
   uint64_t nops;             /* operations */
+  double xs, ys;             /* pixels of the plot per op, per byte laid out */
   HtMap site_col;            /* stack -> colour */
   HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
   const HtReader *r;         /* tape (site names) */
@@ -290,15 +291,16 @@ static int img_png(const Img *im, const char *path, char *err, size_t errlen)
   return 0;
 }
 
-/* Draw one block on the time map. */
+/* Draw one block on the time map (the plot, or the layer of the blocks
+** never freed: both of the plot's size). */
 static void map_rect(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t addr,
                      uint64_t size, uint32_t colour)
 {
-  double span = (double)((uint64_t)m->ngran << GRAN_SHIFT);
   uint64_t a = map_pos(m, addr), b = map_pos(m, addr + (size ? size : 1) - 1) + 1;
-  long x0 = (long)((double)born * im->w / (double)m->nops);
-  long x1 = (long)((double)end * im->w / (double)m->nops);
-  long y0 = (long)((double)a * im->h / span), y1 = (long)((double)b * im->h / span);
+  /* scales made once (ht_heapmap_plan): four divisions a block were most
+  ** of the drawing */
+  long x0 = (long)((double)born * m->xs), x1 = (long)((double)end * m->xs);
+  long y0 = (long)((double)a * m->ys), y1 = (long)((double)b * m->ys);
   if (x1 <= x0) x1 = x0 + 1;
   if (y1 <= y0) y1 = y0 + 1;
   img_fill(im, x0, x1, y0, y1, colour);
@@ -668,6 +670,8 @@ int ht_heapmap_plan(HtHeapmap *m)
   m->pos_g = UINT64_MAX;
   if (!m->ngran) { snprintf(m->err, m->errlen, "no allocations on the tape"); return -1; }
   Img *im = &m->im;
+  m->xs = (double)im->w / (double)m->nops;
+  m->ys = (double)im->h / (double)((uint64_t)m->ngran << GRAN_SHIFT);
   const char *png = m->png;
   im->px = png ? malloc((size_t)im->w * im->h * sizeof(uint32_t)) : NULL;
   int frames = m->o->frames || m->o->animate;
