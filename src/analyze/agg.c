@@ -524,6 +524,12 @@ typedef struct AtSnap {
   uint32_t nz;               /* sites holding blocks of 0 bytes only */
   uint32_t *zsite;           /* m's site of each */
   uint64_t *zblocks;         /* their blocks */
+  /* --heap-snap-interval (keep set): every snapshot is read in turn, so the
+  ** decoding keeps the site map and the two fields instead (agg_snap_run) */
+  int keep;
+  uint32_t *map;             /* m's site of each stored site */
+  uint64_t nmap;
+  Rd snaps, snapn;           /* the payloads of HT_A_SNAPS and HT_A_SNAPN */
 } AtSnap;
 
 /* SNAPS: find the snapshot and keep its sites and bytes. */
@@ -630,6 +636,190 @@ static int agg_at(HtModel *m, AtSnap *a)
   return 1;
 }
 
+/* -- --heap-snap-interval: the snapshots in turn, the events between ------ */
+
+/* What the AGG's load left: --at is the end. */
+static void agg_snap_end(HtModel *m)
+{
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    m->site[i].f.at = m->site[i].f.live;
+    m->site[i].f.at_n = m->site[i].f.live_n;
+  }
+  m->at_heap = m->heap;
+  m->at_heap_n = m->heap_n;
+}
+
+static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at);
+
+/* The next stored snapshot's time, t the one before: 0 and *next, or -1
+** when none is left. */
+static int snap_peek(const Rd *s, uint64_t left, uint64_t t, uint64_t *next)
+{
+  Rd c = *s;
+  if (!left) return -1;
+  *next = t + rd_u(&c);
+  return c.bad ? -1 : 0;
+}
+
+/* Pass over the next stored snapshot of s and z; t gets its time. */
+static void snap_skip(Rd *s, Rd *z, uint64_t *t)
+{
+  *t += rd_u(s);
+  rd_skip(s, 3);  /* heap, calls, temporaries */
+  rd_skip(s, 2 * rd_count(s, 2));
+  rd_skip(s, 3 * rd_count(s, 3));
+  rd_skip(z, rd_count(z, 1));
+  rd_skip(z, 2 * rd_count(z, 2));
+}
+
+/* Read the next stored snapshot of s and z into the sites' at figures. */
+static void snap_take(HtModel *m, Rd *s, Rd *z, const AtSnap *a, uint64_t *t)
+{
+  for (uint32_t i = 0; i < m->nsite; i++) m->site[i].f.at = m->site[i].f.at_n = 0;
+  *t += rd_u(s);
+  m->at_heap = rd_u(s);
+  m->at_heap_n = 0;
+  rd_u(s); rd_u(s);  /* calls, temporaries */
+  uint64_t ne = rd_count(s, 2), nb = rd_count(z, 1), site = 0;
+  if (ne != nb) s->bad = 1;
+  for (uint64_t e = 0; e < ne && !s->bad && !z->bad; e++) {
+    site += rd_u(s);
+    uint64_t bytes = rd_u(s), blocks = rd_u(z);
+    if (site >= a->nmap) { s->bad = 1; break; }
+    m->site[a->map[site]].f.at += bytes;
+    m->site[a->map[site]].f.at_n += blocks;
+    m->at_heap_n += blocks;
+  }
+  rd_skip(s, 3 * rd_count(s, 3));  /* sites with new calls */
+  uint64_t nz = rd_count(z, 2);
+  site = 0;
+  for (uint64_t e = 0; e < nz && !z->bad; e++) {
+    site += rd_u(z);
+    uint64_t blocks = rd_u(z);
+    if (site >= a->nmap) { z->bad = 1; break; }
+    m->site[a->map[site]].f.at_n += blocks;
+    m->at_heap_n += blocks;
+  }
+}
+
+/* One event's change to the at figures (frees carry their block). */
+static void snap_event(HtModel *m, const HtEvent *ev)
+{
+  unsigned rt = (ev->kind & HT_K_DOMAIN_RT) != 0;
+  if (ev->type == HT_EV_ALLOC) agg_at_block(m, ev->stack, ev->tid, rt, ev->size, ev->weight, 1);
+  if ((ev->type == HT_EV_ALLOC || ev->type == HT_EV_FREE) && ev->has_blk)
+    agg_at_block(m, ev->bstack, ev->btid, rt, ev->bsize, ev->bweight, -1);
+}
+
+/* Hand the at figures to on_snap as the live ones, as the pass would. */
+static void snap_call(HtModel *m, uint64_t t)
+{
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    HtFig *f = &m->site[i].f;
+    uint64_t v = f->live;
+    f->live = f->at;
+    f->at = v;
+  }
+  m->o.on_snap(m->o.arg, m, t);
+  for (uint32_t i = 0; i < m->nsite; i++) {
+    HtFig *f = &m->site[i].f;
+    uint64_t v = f->live;
+    f->live = f->at;
+    f->at = v;
+  }
+}
+
+/* Every snapshot the pass would take (at snap_ns, 2 snap_ns, ... up to the
+** duration), each from the stored snapshot at or before it and the events
+** after that up to it: a jump to the newest stored snapshot when it is
+** two or more past the moment before (a jump decodes its block from the
+** start), else on from that moment. m is loaded from the AGG first.
+** 1 done, 0 when the tape cannot be read so (m is empty again: the pass),
+** or HEAPTAPE_E_NOMEM. Once snapshots are out it stops where the events
+** cannot be read (the damage is counted) instead. */
+static int agg_snap_run(HtModel *m)
+{
+  HtModelOpts o = m->o;
+  AtSnap a = {.at = UINT64_MAX, .keep = 1};
+  m->o.snap_ns = 0;  /* loaded as at the end; snapshots after */
+  m->o.on_snap = NULL;
+  int rc = agg_load(m, NULL, &a);
+  m->o = o;
+  if (rc != 1) { free(a.map); return rc; }
+  Rd s = a.snaps, z = a.snapn;
+  rd_u(&s);  /* step */
+  /* t: the time of the last stored snapshot passed; base: of the one the
+  ** figures started from at the last jump (events up to it are in them) */
+  uint64_t ns = rd_count(&s, 6), nz = rd_count(&z, 2), t = 0, base = 0, next, have = 0;
+  uint64_t taken = 0;
+  HtEvent ev;
+  int pend = 0, started = 0;
+  if (s.bad || z.bad || ns != nz) goto pass;
+  for (uint64_t k = 1; o.snap_ns <= m->duration / k; k++) {
+    uint64_t when = k * o.snap_ns;
+    if (o.snap_max && m->nsnap >= o.snap_max) { m->snap_cut = 1; break; }
+    uint64_t ahead = 0, tt = t;
+    Rd ps = s, pz = z;
+    while (!snap_peek(&ps, ns - taken - ahead, tt, &next) && next <= when) {
+      snap_skip(&ps, &pz, &tt);
+      ahead++;
+    }
+    int jump = !started || ahead >= 2;
+    if (jump && ahead) {  /* the newest of them */
+      for (; ahead > 1; ahead--, taken++) snap_skip(&s, &z, &t);
+      snap_take(m, &s, &z, &a, &t);
+      taken++;
+      have = 1;
+    } else {  /* on from the moment before: the one passed is not needed */
+      for (; ahead; ahead--, taken++) snap_skip(&s, &z, &t);
+    }
+    if (s.bad || z.bad || ps.bad || pz.bad) goto pass_or_stop;
+    if (jump) {
+      if (!have) {  /* before the first stored snapshot: from the start */
+        for (uint32_t i = 0; i < m->nsite; i++) m->site[i].f.at = m->site[i].f.at_n = 0;
+        m->at_heap = m->at_heap_n = 0;
+      }
+      base = have ? t : 0;
+      if (ht_reader_seek_ts(m->r, base)) goto pass_or_stop;
+      pend = 0;
+      started = 1;
+    }
+    for (;;) {
+      if (!pend) {
+        rc = ht_reader_next(m->r, &ev);
+        if (rc < 0 || ht_reader_stats(m->r)->damaged) goto pass_or_stop;
+        if (!rc) break;
+        if (have && ev.ts <= base) continue;  /* in the stored snapshot */
+        pend = 1;
+      }
+      if (ev.ts > when) break;
+      snap_event(m, &ev);
+      pend = 0;
+    }
+    if (m->oom) break;
+    snap_call(m, when);
+    m->nsnap++;
+  }
+  free(a.map);
+  agg_snap_end(m);
+  return ht_reader_rewind(m->r) ? HEAPTAPE_E_NOMEM : 1;
+pass_or_stop:
+  if (m->nsnap) {  /* printed already: stop, as a pass over damage would */
+    free(a.map);
+    agg_snap_end(m);
+    ht_reader_rewind(m->r);
+    return 1;
+  }
+pass:
+  free(a.map);
+  {
+    HtReader *r = m->r;
+    ht_model_free(m);
+    if (ht_model_init(m, r, &o) || ht_reader_rewind(r)) return HEAPTAPE_E_NOMEM;
+  }
+  return 0;
+}
+
 /* Whether m (initialised, not yet fed) can be filled from its tape's AGG:
 ** the tape has one and m's options ask nothing only a pass gives (--at,
 ** snapshots, RSS samples, recent allocations). */
@@ -672,19 +862,29 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
                      : st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
         agg_snaps(m, &d, map, nmap, sn, dur);
       }
+      else if (at && at->keep) { at->snaps = d; d.p = d.end; }
       else if (at) agg_at_snaps(&d, map, nmap, at);
       break;
     case HT_A_RSS: if (sn) agg_rss(&d, sn); break;
-    case HT_A_SNAPN: if (at) agg_at_blocks(&d, map, nmap, at); break;  /* after SNAPS */
+    case HT_A_SNAPN:  /* after SNAPS */
+      if (at && at->keep) { at->snapn = d; d.p = d.end; }
+      else if (at) agg_at_blocks(&d, map, nmap, at);
+      break;
     default: continue;  /* a later version's field */
     }
     if (d.bad || tag >= 32 || (seen & 1u << tag)) ok = 0;
     seen |= 1u << tag;
   }
+  if (at && at->keep && ok) {
+    at->map = map;
+    at->nmap = nmap;
+    map = NULL;
+  }
   free(map);
   unsigned need = 1u << HT_A_TOTALS | 1u << HT_A_COUNTS | 1u << HT_A_THREADS |
                   1u << HT_A_SITES | 1u << HT_A_OVERS | 1u << HT_A_TIMELINE;
   if (sn) need |= 1u << HT_A_SNAPS | 1u << HT_A_RSS;
+  if (at && at->keep) need |= 1u << HT_A_SNAPS | 1u << HT_A_SNAPN;
   return ok && (seen & need) == need;
 }
 
@@ -739,9 +939,23 @@ static int agg_usable_at(const HtModel *m)
          ht_reader_header(m->r)->version >= HT_VERSION_SEALED_BLK;
 }
 
+/* Whether m asks snapshots (report --heap-snap-interval) of a tape whose
+** AGG and events give them without the pass, as for --at. */
+static int agg_usable_snaps(const HtModel *m)
+{
+  size_t len;
+  return m->r && ht_reader_agg(m->r, &len) && m->o.at_ns == UINT64_MAX && m->o.snap_ns &&
+         m->o.on_snap && !m->o.snap_fold && !m->o.on_rss && !m->o.since_ns &&
+         ht_reader_header(m->r)->version >= HT_VERSION_SEALED_BLK;
+}
+
 int ht_agg_model(HtModel *m)
 {
-  if (agg_usable(m)) {
+  if (agg_usable_snaps(m)) {
+    int rc = agg_snap_run(m);
+    if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
+    if (rc) return rc;
+  } else if (agg_usable(m)) {
     int rc = agg_load(m, NULL, NULL);
     if (rc == 1) return m->oom ? HEAPTAPE_E_NOMEM : 0;
     if (rc) return rc;
