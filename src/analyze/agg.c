@@ -745,7 +745,11 @@ static int agg_snap_run(HtModel *m)
   m->o.on_snap = NULL;
   int rc = agg_load(m, NULL, &a);
   m->o = o;
-  if (rc != 1) { free(a.map); return rc; }
+  if (rc != 1) {  /* (the model was set up again without the snapshots) */
+    m->next_snap = o.snap_ns;
+    free(a.map);
+    return rc;
+  }
   Rd s = a.snaps, z = a.snapn;
   rd_u(&s);  /* step */
   /* t: the time of the last stored snapshot passed; base: of the one the

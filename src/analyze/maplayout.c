@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "maplayout.h"
+#include "../base/grow.h"
 #include "../base/varint.h"
 #include "../format/format.h"
 #include "../../include/heaptape.h"
@@ -20,12 +21,31 @@ int ht_layoutw_init(HtLayoutW *l)
 void ht_layoutw_free(HtLayoutW *l)
 {
   ht_map_free(&l->g);
+  free(l->ended);
+  l->ended = NULL;
 }
 
-void ht_layoutw_alloc(HtLayoutW *l, uint64_t addr, uint64_t size)
+/* Note that the block of allocation index i ended. */
+static void layoutw_ended(HtLayoutW *l, uint64_t i)
 {
-  uint64_t last = (addr + (size ? size - 1 : 0)) >> HT_GRAN_SHIFT;
-  for (uint64_t k = addr >> HT_GRAN_SHIFT; k <= last && !l->oom; k++) {
+  if (i / 64 >= l->nended) {
+    size_t cap = l->nended;
+    if (ht_grow(&l->ended, &cap, (size_t)(i / 64) + 1, sizeof(uint64_t))) { l->oom = 1; return; }
+    memset(l->ended + l->nended, 0, (cap - l->nended) * sizeof(uint64_t));
+    l->nended = cap;
+  }
+  l->ended[i / 64] |= 1ull << (i % 64);
+}
+
+void ht_layoutw_res(HtLayoutW *l, const HtRes *res)
+{
+  const HtEvent *ev = res->ev;
+  if (ev->type == HT_EV_FREE && res->known) layoutw_ended(l, res->blk.index);
+  if (ev->type != HT_EV_ALLOC) return;
+  if (res->dup) layoutw_ended(l, res->old.index);
+  l->nallocs = res->blk.index + 1;
+  uint64_t last = (ev->addr + (ev->size ? ev->size - 1 : 0)) >> HT_GRAN_SHIFT;
+  for (uint64_t k = ev->addr >> HT_GRAN_SHIFT; k <= last && !l->oom; k++) {
     if (k == l->last) continue;
     if (!ht_map_get(&l->g, k) && ht_map_put(&l->g, k, 1)) l->oom = 1;
     l->last = k;
@@ -46,9 +66,11 @@ static uint8_t *put_rising(uint8_t *p, const uint64_t *v, size_t n)
   return p;
 }
 
-int ht_layoutw_encode(HtLayoutW *l, const HtResolve *rs, uint8_t **out, size_t *len)
+int ht_layoutw_encode(HtLayoutW *l, uint8_t **out, size_t *len)
 {
-  size_t ng = l->g.count, nl = rs->live.count + rs->wide.count, it = 0, n = 0;
+  size_t ng = l->g.count, nl = 0, it = 0, n = 0;
+  for (uint64_t i = 0; i < l->nallocs; i++)
+    nl += !(i / 64 < l->nended && (l->ended[i / 64] >> (i % 64) & 1));
   uint64_t *g = malloc((ng ? ng : 1) * sizeof(uint64_t));
   uint64_t *never = malloc((nl ? nl : 1) * sizeof(uint64_t));
   uint8_t *p = malloc(10 * (ng + nl + 2));
@@ -56,13 +78,12 @@ int ht_layoutw_encode(HtLayoutW *l, const HtResolve *rs, uint8_t **out, size_t *
     free(g); free(never); free(p);
     return -1;
   }
-  uint64_t k, v, addr;
+  uint64_t k, v;
   while (ht_map_next(&l->g, &it, &k, &v)) g[n++] = k;
   qsort(g, n, sizeof(uint64_t), u64_cmp);
-  HtBlock b;
   size_t nn = 0;
-  for (it = 0; nn < nl && ht_resolve_live_next(rs, &it, &addr, &b);) never[nn++] = b.index;
-  qsort(never, nn, sizeof(uint64_t), u64_cmp);
+  for (uint64_t i = 0; i < l->nallocs; i++)
+    if (!(i / 64 < l->nended && (l->ended[i / 64] >> (i % 64) & 1))) never[nn++] = i;
   uint8_t *e = put_rising(put_rising(p, g, n), never, nn);
   free(g);
   free(never);

@@ -18,19 +18,23 @@
 typedef struct HtLayoutW {
   HtMap g;                   /* granules touched (keys) */
   uint64_t last;             /* the granule noted last (most blocks share it) */
-  int oom;                   /* a granule could not be noted */
+  uint64_t *ended;           /* a bit per allocation index: its block ended
+                                (the sealer's resolver may keep no table) */
+  size_t nended;             /* words of it */
+  uint64_t nallocs;          /* allocations seen */
+  int oom;                   /* a granule or a bit could not be noted */
 } HtLayoutW;
 
 int ht_layoutw_init(HtLayoutW *l) HT_HIDDEN;  /* 0 or -1 (out of memory) */
 void ht_layoutw_free(HtLayoutW *l) HT_HIDDEN;
 
-/* Note the granules of an allocated block. */
-void ht_layoutw_alloc(HtLayoutW *l, uint64_t addr, uint64_t size) HT_HIDDEN;
+/* Note one resolved event: an allocated block's granules, the end of the
+** block a FREE or an ALLOC over a live address releases. */
+void ht_layoutw_res(HtLayoutW *l, const HtRes *res) HT_HIDDEN;
 
-/* The field's payload, from the granules noted and rs, the resolver at the
-** end of the pass (its op count and its blocks still live: never freed).
-** 0 with *out malloc'd, or -1 when out of memory. */
-int ht_layoutw_encode(HtLayoutW *l, const HtResolve *rs, uint8_t **out, size_t *len) HT_HIDDEN;
+/* The field's payload: the granules, and the blocks no event ended. 0 with
+** *out malloc'd, or -1 when out of memory. */
+int ht_layoutw_encode(HtLayoutW *l, uint8_t **out, size_t *len) HT_HIDDEN;
 
 /* -- Read by the heap map ----------------------------------------------- */
 

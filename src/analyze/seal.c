@@ -49,18 +49,18 @@ void ht_sealer_event(void *ctx, const HtRes *res)
                             b->born_op, b->born_ts};
   ht_sealw_event(c->w, ev, b ? &sb : NULL);
   ht_model_res(&c->m, res);
-  if (ev->type == HT_EV_ALLOC) ht_layoutw_alloc(&c->lay, ev->addr, ev->size);
+  ht_layoutw_res(&c->lay, res);
 }
 
 /* The aggregate section of the finished pass, or NULL (out of memory). */
-static uint8_t *seal_agg(HtSealer *c, const HtResolve *rs, size_t *len)
+static uint8_t *seal_agg(HtSealer *c, size_t *len)
 {
   uint8_t *agg = NULL, *lay = NULL;
   size_t nlay = 0;
   ht_model_finish(&c->m);
   /* Snapshots cut short (times near 2^64: damaged) are left out. */
   const HtSnaps *sn = !c->m.snap_cut ? &c->sn : NULL;
-  int bad = c->m.oom || ht_layoutw_encode(&c->lay, rs, &lay, &nlay) ||
+  int bad = c->m.oom || ht_layoutw_encode(&c->lay, &lay, &nlay) ||
             ht_agg_encode(&c->m, sn, lay, nlay, &agg, len);
   free(lay);
   if (bad) return NULL;
@@ -98,7 +98,7 @@ HtModel *ht_sealer_model(HtSealer *c)
 int ht_sealer_finish(HtSealer *c, const HtResolve *rs, int failed)
 {
   size_t agglen = 0;
-  uint8_t *agg = failed ? NULL : seal_agg(c, rs, &agglen);
+  uint8_t *agg = failed ? NULL : seal_agg(c, &agglen);
   int rc = ht_sealw_finish(c->w, c->r, rs->nallocs, rs->nops, rs->unknown_frees, agg, agglen);
   free(agg);
   ht_model_free(&c->m);

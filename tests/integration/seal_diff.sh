@@ -62,6 +62,17 @@ analyse() {
       t=$(awk -v d="$d" -v f=$f 'BEGIN {printf "%.6f", d * f}')
       echo "== report --at $t"; "$HEAPTAPE" report --at "$t" tape.tape 2>&1
     done
+    # Snapshots far apart (each from the stored one before it) and closer
+    # than the stored ones (on from the moment before, through the events).
+    # (Not of a journal cut short: its events run past its scan's end, where
+    # its snapshots stop; the sealed tape's end is the pass's.)
+    case $n in cut|cutrss) set -- ;; *) set -- 7 50 300 ;; esac
+    for f in "$@"; do
+      t=$(awk -v d="$d" -v f=$f 'BEGIN {printf "%.6f", d / f}')
+      [ "$t" = 0.000000 ] && continue
+      echo "== report --memprof --heap-snap-interval d/$f"
+      "$HEAPTAPE" report --memprof --heap-snap-interval "$t" tape.tape 2>&1
+    done
     echo "== stats"; "$HEAPTAPE" stats tape.tape 2>&1 | grep -v -e 'format version' -e '^  sealed ' -e '^  file ' -e '^  events '
     for m in alloc inuse peak leaks temporary; do
       echo "== folded $m"; "$HEAPTAPE" flamegraph --folded --metric $m tape.tape 2>&1
