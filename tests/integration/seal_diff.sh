@@ -66,7 +66,7 @@ analyse() {
     # than the stored ones (on from the moment before, through the events).
     # (Not of a journal cut short: its events run past its scan's end, where
     # its snapshots stop; the sealed tape's end is the pass's.)
-    case $n in cut|cutrss) set -- ;; *) set -- 7 50 300 ;; esac
+    case $n in cut|cutrss) set -- ;; *) set -- 7 50 130 300 ;; esac
     for f in "$@"; do
       t=$(awk -v d="$d" -v f=$f 'BEGIN {printf "%.6f", d / f}')
       [ "$t" = 0.000000 ] && continue
