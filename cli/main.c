@@ -17,28 +17,30 @@ typedef struct Cmd {
   const char *name;          /* subcommand word */
   int (*fn)(int, char **);   /* runs it; returns the exit status */
   const char *help;          /* one line for `heaptape --help` */
+  int huge_heap;             /* loads aggregates: its heap on huge pages
+                                (ht_huge_heap; html keeps its peak down) */
 } Cmd;
 
 static const Cmd cmds[] = {
-  {"record", cmd_record, "run a program and record its heap onto a tape"},
-  {"live",   cmd_live,   "a terminal view following a tape while it is written"},
-  {"attach", cmd_attach, "record a running process's heap (until Ctrl-C or detach)"},
-  {"detach", cmd_detach, "end a recording heaptape attach started"},
-  {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)"},
-  {"stats",  cmd_stats,  "event counts, size histogram, threads, damage"},
-  {"dump",   cmd_dump,   "print every record of a tape as text"},
-  {"symbolize", cmd_symbolize, "append symbols to a tape recorded without `heaptape record`"},
-  {"seal",   cmd_seal,   "rewrite tapes as sealed tapes (frees resolved, column blocks)"},
-  {"diff",   cmd_diff,   "compare two tapes site by site (text, --json, --html)"},
-  {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)"},
-  {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks"},
-  {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites"},
-  {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)"},
-  {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)"},
-  {"access", cmd_access, "per site reads, writes and findings of a record --access tape"},
-  {"locks",  cmd_locks,  "the operations log with Steve's lock/unlock heuristics"},
-  {"replay", cmd_replay, "replay the operations against real allocators"},
-  {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)"},
+  {"record", cmd_record, "run a program and record its heap onto a tape", 0},
+  {"live",   cmd_live,   "a terminal view following a tape while it is written", 0},
+  {"attach", cmd_attach, "record a running process's heap (until Ctrl-C or detach)", 0},
+  {"detach", cmd_detach, "end a recording heaptape attach started", 0},
+  {"report", cmd_report, "summary, top sites, leaks, peak (--memprof, --json, ...)", 1},
+  {"stats",  cmd_stats,  "event counts, size histogram, threads, damage", 1},
+  {"dump",   cmd_dump,   "print every record of a tape as text", 0},
+  {"symbolize", cmd_symbolize, "append symbols to a tape recorded without `heaptape record`", 0},
+  {"seal",   cmd_seal,   "rewrite tapes as sealed tapes (frees resolved, column blocks)", 0},
+  {"diff",   cmd_diff,   "compare two tapes site by site (text, --json, --html)", 1},
+  {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)", 1},
+  {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks", 1},
+  {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites", 0},
+  {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)", 0},
+  {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)", 0},
+  {"access", cmd_access, "per site reads, writes and findings of a record --access tape", 0},
+  {"locks",  cmd_locks,  "the operations log with Steve's lock/unlock heuristics", 0},
+  {"replay", cmd_replay, "replay the operations against real allocators", 0},
+  {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)", 0},
 };
 
 /* Print "heaptape: <message>" on stderr. */
@@ -130,7 +132,10 @@ int main(int argc, char **argv)
     return HT_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-    if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+    if (!strcmp(argv[1], cmds[i].name)) {
+      if (cmds[i].huge_heap) ht_huge_heap();
+      return cmds[i].fn(argc - 1, argv + 1);
+    }
   ht_cli_error("unknown command '%s' (see heaptape --help)", argv[1]);
   return HT_EXIT_USAGE;
 }

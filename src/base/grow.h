@@ -18,6 +18,9 @@ int ht_grow(void *arrp, size_t *cap, size_t need, size_t sz) HT_HIDDEN;
 ** its flame tree); the recorder never does: inside a profiled program its
 ** memory stays as plain as it can. */
 void ht_huge_pages(int on) HT_HIDDEN;
+/* After ht_huge_pages(1): the heap's first 64 MiB on huge pages too (for
+** the commands that load an aggregate section; grow.c says why). */
+void ht_huge_heap(void) HT_HIDDEN;
 void *ht_huge_alloc(size_t bytes) HT_HIDDEN;
 /* The pages of an array past its first used bytes of cap given back (they
 ** read as zeros after). */
