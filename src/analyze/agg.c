@@ -638,17 +638,6 @@ static int agg_at(HtModel *m, AtSnap *a)
 
 /* -- --heap-snap-interval: the snapshots in turn, the events between ------ */
 
-/* What the AGG's load left: --at is the end. */
-static void agg_snap_end(HtModel *m)
-{
-  for (uint32_t i = 0; i < m->nsite; i++) {
-    m->site[i].f.at = m->site[i].f.live;
-    m->site[i].f.at_n = m->site[i].f.live_n;
-  }
-  m->at_heap = m->heap;
-  m->at_heap_n = m->heap_n;
-}
-
 static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at);
 
 /* The next stored snapshot's time, t the one before: 0 and *next, or -1
@@ -805,12 +794,12 @@ static int agg_snap_run(HtModel *m)
     m->nsnap++;
   }
   free(a.map);
-  agg_snap_end(m);
+  ht_model_take_at(m);  /* what the AGG's load left: --at is the end */
   return ht_reader_rewind(m->r) ? HEAPTAPE_E_NOMEM : 1;
 pass_or_stop:
   if (m->nsnap) {  /* printed already: stop, as a pass over damage would */
     free(a.map);
-    agg_snap_end(m);
+    ht_model_take_at(m);
     ht_reader_rewind(m->r);
     return 1;
   }
@@ -919,15 +908,10 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
   }
   /* What ht_model_finish leaves: --at is the end, every allocation recent. */
   for (uint32_t i = 0; i < m->nsite; i++) {
-    HtSite *s = &m->site[i];
-    s->f.at = s->f.live;
-    s->f.at_n = s->f.live_n;
-    s->recent = s->f.allocs;
-    s->recent_bytes = s->f.bytes;
+    m->site[i].recent = m->site[i].f.allocs;
+    m->site[i].recent_bytes = m->site[i].f.bytes;
   }
-  m->at_heap = m->heap;
-  m->at_heap_n = m->heap_n;
-  m->at_done = 1;
+  ht_model_take_at(m);
   m->duration = st->end_ns > m->last_ts ? st->end_ns : m->last_ts;
   ht_model_derive(m);
   return 1;

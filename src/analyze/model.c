@@ -405,8 +405,7 @@ static void model_free_ev(HtModel *m, const HtRes *res, HtThread *t)
   ht_timeline_heap(&m->tl, ev->ts, m->heap);
 }
 
-/* Copy every site's live figures into its `at` figures. */
-static void model_take_at(HtModel *m)
+void ht_model_take_at(HtModel *m)
 {
   for (uint32_t i = 0; i < m->nsite; i++) {
     m->site[i].f.at = m->site[i].f.live;
@@ -447,7 +446,7 @@ static void model_snap(HtModel *m)
 /* Before an event at time ts: take the --at composition and snapshots due. */
 static void model_clock(HtModel *m, uint64_t ts)
 {
-  if (!m->at_done && ts > m->o.at_ns) model_take_at(m);
+  if (!m->at_done && ts > m->o.at_ns) ht_model_take_at(m);
   while (m->o.snap_ns && m->o.on_snap && ts > m->next_snap) model_snap(m);
 }
 
@@ -546,7 +545,7 @@ void ht_model_loc_live(const HtModel *m)
 void ht_model_finish(HtModel *m)
 {
   for (uint32_t i = 0; i < m->nth; i++) model_settle(m, &m->th[i]);
-  if (!m->at_done) model_take_at(m);
+  if (!m->at_done) ht_model_take_at(m);
   const HtReadStats *st = ht_reader_stats(m->r);
   /* The reader's end is the trailer's end time (else the last event's),
   ** relative to the tape's start like event times. */

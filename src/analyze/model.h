@@ -239,6 +239,8 @@ int ht_model_run(HtModel *m) HT_HIDDEN;
 ** (tid and rt count only with o.split; UINT32_MAX on OOM), the record of a
 ** thread (NULL on OOM), a replaced-block pair of sites. */
 uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt) HT_HIDDEN;
+/* Copy every site's live figures into its `at` figures (--at is now). */
+void ht_model_take_at(HtModel *m) HT_HIDDEN;
 /* Room for n more sites, made at once; 0 or -1 (OOM). */
 int ht_model_reserve_sites(HtModel *m, size_t n) HT_HIDDEN;
 HtThread *ht_model_thread(HtModel *m, uint32_t tid) HT_HIDDEN;
