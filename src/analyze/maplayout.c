@@ -37,6 +37,12 @@ static void layoutw_ended(HtLayoutW *l, uint64_t i)
   l->ended[i / 64] |= 1ull << (i % 64);
 }
 
+/* Whether the block of allocation index i ended. */
+static int layoutw_is_ended(const HtLayoutW *l, uint64_t i)
+{
+  return i / 64 < l->nended && (l->ended[i / 64] >> (i % 64) & 1);
+}
+
 void ht_layoutw_res(HtLayoutW *l, const HtRes *res)
 {
   const HtEvent *ev = res->ev;
@@ -69,8 +75,7 @@ static uint8_t *put_rising(uint8_t *p, const uint64_t *v, size_t n)
 int ht_layoutw_encode(HtLayoutW *l, uint8_t **out, size_t *len)
 {
   size_t ng = l->g.count, nl = 0, it = 0, n = 0;
-  for (uint64_t i = 0; i < l->nallocs; i++)
-    nl += !(i / 64 < l->nended && (l->ended[i / 64] >> (i % 64) & 1));
+  for (uint64_t i = 0; i < l->nallocs; i++) nl += !layoutw_is_ended(l, i);
   uint64_t *g = malloc((ng ? ng : 1) * sizeof(uint64_t));
   uint64_t *never = malloc((nl ? nl : 1) * sizeof(uint64_t));
   uint8_t *p = malloc(10 * (ng + nl + 2));
@@ -83,7 +88,7 @@ int ht_layoutw_encode(HtLayoutW *l, uint8_t **out, size_t *len)
   qsort(g, n, sizeof(uint64_t), u64_cmp);
   size_t nn = 0;
   for (uint64_t i = 0; i < l->nallocs; i++)
-    if (!(i / 64 < l->nended && (l->ended[i / 64] >> (i % 64) & 1))) never[nn++] = i;
+    if (!layoutw_is_ended(l, i)) never[nn++] = i;
   uint8_t *e = put_rising(put_rising(p, g, n), never, nn);
   free(g);
   free(never);
@@ -131,9 +136,11 @@ int ht_layout_load(HtReader *r, HtLayout *l)
   if (!ht_reader_sealed(r) || ht_reader_header(r)->version < HT_VERSION_SEALED_LAYOUT ||
       !ht_reader_sealed_ops(r, &l->nops) || !(sec = ht_reader_agg_snaps(r, &len)))
     return 0;
-  const uint8_t *p = layout_field(sec, sec + len, &n), *end = p + n;
+  const uint8_t *p = layout_field(sec, sec + len, &n);
+  if (!p) return 0;
+  const uint8_t *end = p + n;
   uint64_t ng, v, prev = 0;
-  if (!p || ht_ruleb128(&p, end, &ng) || ng > (uint64_t)(end - p)) return 0;
+  if (ht_ruleb128(&p, end, &ng) || ng > (uint64_t)(end - p)) return 0;
   if (!(l->gran = malloc((ng ? ng : 1) * sizeof(uint64_t)))) return HEAPTAPE_E_NOMEM;
   for (; l->ngran < ng; l->ngran++) {
     if (ht_ruleb128(&p, end, &v) || (l->ngran && !v) || prev + v < prev) goto bad;
