@@ -558,6 +558,10 @@ typedef struct SealSlim {
                                 (= bweight), bts, baddr (addr if back is 0) */
 } SealSlim;
 _Static_assert(sizeof(SealSlim) == 64, "a slim event is one cache line");
+_Static_assert(offsetof(SealSlim, tid) == 4 && offsetof(SealSlim, dseq) == 8 &&
+               offsetof(SealSlim, stack) == 12 && offsetof(SealSlim, btid) == 16 &&
+               offsetof(SealSlim, bfr) == 20 && offsetof(SealSlim, ts) == 24 &&
+               offsetof(SealSlim, u) == 32, "slim_store's layout");
 
 typedef struct SealChunk {
   uint32_t n;                /* events */
