@@ -11,6 +11,7 @@
 #include "../include/heaptape.h"
 #include "../src/format/reader.h"
 #include "../src/analyze/model.h"
+#include "../src/analyze/callers.h"
 #include "../src/analyze/agg.h"
 #include "../src/analyze/luadump.h"
 #include "../src/output/luadump.h"
@@ -109,7 +110,7 @@ static const HtOpt report_opts[] = {
 /* `heaptape report`: parse its arguments and run it; returns the exit status. */
 int cmd_report(int argc, char **argv)
 {
-  HtReportOpts o = {.top = 10, .depth = 8, .paths = 3, .at_ns = UINT64_MAX};
+  HtReportOpts o = {.top = 10, .depth = HT_CALLERS_DEPTH, .paths = 3, .at_ns = UINT64_MAX};
   HtModelOpts mo = {.at_ns = UINT64_MAX};
   const char **wrappers = calloc((size_t)argc, sizeof(char *));
   size_t nwrap = 0;

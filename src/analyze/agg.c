@@ -66,8 +66,8 @@ static void buf_u64s(Buf *b, const uint64_t *v, size_t n)
     (uint64_t)(m)->oom }
 #define AGG_NTOTALS 21
 
-int ht_agg_encode(const HtModel *m, const HtSnaps *sn, const uint8_t *layout, size_t nlayout,
-                  uint8_t **out, size_t *len)
+int ht_agg_encode(const HtModel *m, const HtAggNames *names, const HtSnaps *sn,
+                  const uint8_t *layout, size_t nlayout, uint8_t **out, size_t *len)
 {
   Buf o = {0}, f = {0};
   uint64_t tot[AGG_NTOTALS] = AGG_TOTALS(m);
@@ -93,6 +93,15 @@ int ht_agg_encode(const HtModel *m, const HtSnaps *sn, const uint8_t *layout, si
     buf_u64s(&f, v, AGG_THREAD_FIELDS);
   }
   buf_field(&o, HT_A_THREADS, &f);
+
+  if (names && names->n == m->nsite) {  /* before SITES: read as they load */
+    uint64_t h[] = {names->mark[0], names->mark[1], names->depth, names->n, names->nloc,
+                    names->ngroup};
+    buf_u64s(&f, h, HT_COUNTOF(h));
+    for (uint32_t i = 0; i < names->n; i++) buf_uleb(&f, names->loc[i]);
+    for (uint32_t i = 0; i < names->n; i++) buf_uleb(&f, names->group[i]);
+    buf_field(&o, HT_A_NAMES, &f);
+  }
 
   /* Sites column by column (version 7: like values compress best together),
   ** stacks as differences from the previous site's. */
@@ -291,13 +300,55 @@ static void agg_site_add(HtModel *m, uint32_t si, const uint64_t *v)
   s->r_plus += v[13]; s->r_minus += v[14]; s->d_n += v[15]; s->d_minus += v[16];
 }
 
-/* One stored site's values v into m: its index there, or UINT32_MAX when
-** damaged or out of memory. */
-static uint32_t agg_site(HtModel *m, const uint64_t *v, uint32_t nstack)
+/* The sites' names as stored (HT_A_NAMES), kept in nm when they are the
+** names m would give: made with the names the tape has now (heaptape
+** symbolize adds to them) and no --wrapper. */
+static void agg_names(HtModel *m, Rd *d, HtAggNames *nm)
+{
+  uint64_t h[6], mark[2];
+  for (size_t i = 0; i < HT_COUNTOF(h); i++) h[i] = rd_u(d);
+  if (h[3] > (uint64_t)(d->end - d->p) / 2 || h[4] > UINT32_MAX || h[5] > UINT32_MAX ||
+      !h[2] || h[2] > UINT32_MAX)
+    d->bad = 1;
+  ht_aggnames_mark(m->r, mark);
+  if (d->bad || h[0] != mark[0] || h[1] != mark[1] || m->o.nwrappers || m->o.no_sites) {
+    d->p = d->end;           /* not these names: the sites are named as they load */
+    return;
+  }
+  *nm = (HtAggNames){{h[0], h[1]}, (unsigned)h[2], (uint32_t)h[3], (uint32_t)h[4],
+                     (uint32_t)h[5], malloc((h[3] ? h[3] : 1) * sizeof(uint32_t)),
+                     malloc((h[3] ? h[3] : 1) * sizeof(uint32_t))};
+  if (!nm->loc || !nm->group) { ht_aggnames_free(nm); m->oom = 1; d->bad = 1; return; }
+  for (uint32_t i = 0; i < nm->n; i++)
+    if ((nm->loc[i] = (uint32_t)rd_u(d)) >= nm->nloc) d->bad = 1;
+  for (uint32_t i = 0; i < nm->n; i++)
+    if ((nm->group[i] = (uint32_t)rd_u(d)) >= nm->ngroup) d->bad = 1;
+  if (d->bad) ht_aggnames_free(nm);
+}
+
+/* One stored site's values v into m, a new site at location loc unless it
+** is HT_LOC_NONE: its index there, or UINT32_MAX when damaged or out of
+** memory. */
+static uint32_t agg_site(HtModel *m, const uint64_t *v, uint32_t nstack, uint32_t loc)
 {
   if (v[0] > nstack || v[1] > UINT32_MAX || v[2] > 1) return UINT32_MAX;
-  uint32_t si = ht_model_site(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2]);
+  uint32_t si = ht_model_site_at(m, (uint32_t)v[0], (uint32_t)v[1], (unsigned)v[2], loc);
   if (si != UINT32_MAX) agg_site_add(m, si, v);
+  return si;
+}
+
+/* Stored site i into m with its stored name (nm->n is 0 without them);
+** locmap: stored location -> m's + 1, filled as they come. */
+static uint32_t agg_site_named(HtModel *m, const uint64_t *v, uint32_t nstack,
+                               const HtAggNames *nm, uint32_t *locmap, uint64_t i)
+{
+  if (!nm->n) return agg_site(m, v, nstack, HT_LOC_NONE);
+  uint32_t sl = nm->loc[i];
+  uint32_t si = agg_site(m, v, nstack, locmap[sl] ? locmap[sl] - 1 : HT_LOC_NONE);
+  if (si != UINT32_MAX) {
+    locmap[sl] = m->site[si].loc + 1;
+    m->site[si].group = nm->group[i] + 1;
+  }
   return si;
 }
 
@@ -308,7 +359,7 @@ static uint32_t agg_site(HtModel *m, const uint64_t *v, uint32_t nstack)
 ** before: a table of all the values at once (cc1plus: 9 MB) cost more in
 ** fresh pages than the sites' figures themselves. */
 static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *map,
-                          uint32_t nstack)
+                          uint32_t nstack, const HtAggNames *nm, uint32_t *locmap)
 {
   const uint8_t *cur[AGG_SITE_FIELDS];
   for (uint64_t j = 0; j < k && !d->bad; j++) {
@@ -328,13 +379,15 @@ static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *m
     for (uint64_t i = 0; i < nb; i++) {
       if (i + 8 < nb && !m->o.split)  /* the site map's slot of a later site */
         ht_map_prefetch(&m->site_of, band[i + 8][0]);
-      if ((map[i0 + i] = agg_site(m, band[i], nstack)) == UINT32_MAX) { d->bad = 1; return; }
+      if ((map[i0 + i] = agg_site_named(m, band[i], nstack, nm, locmap, i0 + i)) ==
+          UINT32_MAX) { d->bad = 1; return; }
     }
   }
 }
 
-/* Sites, merged as m's options say; *map gets each stored site's index in m. */
-static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
+/* Sites, merged as m's options say, named as nm says when it holds their
+** names (see agg_names); *map gets each stored site's index in m. */
+static void agg_sites(HtModel *m, Rd *d, HtAggNames *nm, uint32_t **map, uint64_t *nmap)
 {
   uint64_t n = rd_count(d, AGG_SITE_FIELDS), k = rd_u(d);
   if (k < AGG_SITE_FIELDS) d->bad = 1;
@@ -342,18 +395,26 @@ static void agg_sites(HtModel *m, Rd *d, uint32_t **map, uint64_t *nmap)
   *map = malloc((n ? n : 1) * sizeof(uint32_t));
   if (!*map) { d->bad = 1; m->oom = 1; return; }
   *nmap = n;
+  if (nm->n != n) ht_aggnames_free(nm);
+  uint32_t *locmap = nm->n ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
+  if (nm->n && !locmap) ht_aggnames_free(nm);
   uint32_t nstack = ht_reader_stack_count(m->r);
-  if (ht_model_reserve_sites(m, n)) { d->bad = 1; return; }  /* (rd_count bounds n) */
-  if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ) {
-    agg_site_cols(m, d, n, k, *map, nstack);
-    return;
-  }
-  for (uint64_t i = 0; i < n && !d->bad; i++) {
+  if (ht_model_reserve_sites(m, n)) d->bad = 1;  /* (rd_count bounds n) */
+  else if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ)
+    agg_site_cols(m, d, n, k, *map, nstack, nm, locmap);
+  for (uint64_t i = 0; ht_reader_header(m->r)->version < HT_VERSION_SEALED_COLZ && i < n &&
+       !d->bad; i++) {
     uint64_t v[AGG_SITE_FIELDS];
     for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
     rd_skip(d, k - AGG_SITE_FIELDS);
-    if (!d->bad && ((*map)[i] = agg_site(m, v, nstack)) == UINT32_MAX) d->bad = 1;
+    if (!d->bad && ((*map)[i] = agg_site_named(m, v, nstack, nm, locmap, i)) == UINT32_MAX)
+      d->bad = 1;
   }
+  if (nm->n) {               /* the report's groups, at the depth they were made */
+    m->group_depth = nm->depth;
+    m->ngroup = nm->ngroup;
+  }
+  free(locmap);
 }
 
 static void agg_overs(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap)
@@ -830,6 +891,7 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
 {
   uint32_t *map = NULL;
   uint64_t nmap = 0;
+  HtAggNames names = {0};
   unsigned seen = 0;
   int ok = 1;
   while (ok && p < end) {
@@ -842,9 +904,10 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
     case HT_A_TOTALS: agg_totals(m, &d); break;
     case HT_A_COUNTS: agg_counts(m, &d); break;
     case HT_A_THREADS: agg_threads(m, &d); break;
+    case HT_A_NAMES: if (map) d.bad = 1; else agg_names(m, &d, &names); break;
     case HT_A_SITES:
       if (map) d.bad = 1;
-      else if (!m->o.no_sites || sn || at) agg_sites(m, &d, &map, &nmap);
+      else if (!m->o.no_sites || sn || at) agg_sites(m, &d, &names, &map, &nmap);
       break;
     case HT_A_OVERS: if (map || !m->o.no_sites) agg_overs(m, &d, map, nmap); break;  /* after SITES */
     case HT_A_TIMELINE: agg_timeline(m, &d); break;
@@ -874,6 +937,7 @@ static int agg_decode(HtModel *m, HtSnaps *sn, AtSnap *at, const uint8_t *p,
     map = NULL;
   }
   free(map);
+  ht_aggnames_free(&names);
   unsigned need = 1u << HT_A_TOTALS | 1u << HT_A_COUNTS | 1u << HT_A_THREADS |
                   1u << HT_A_SITES | 1u << HT_A_OVERS | 1u << HT_A_TIMELINE;
   if (sn) need |= 1u << HT_A_SNAPS | 1u << HT_A_RSS;

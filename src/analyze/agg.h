@@ -4,16 +4,18 @@
 #ifndef HT_AGG_H
 #define HT_AGG_H
 
+#include "aggnames.h"
 #include "model.h"
 #include "snaps.h"
 
 /* Encode the finished model m, built with split sites (one per stack,
-** thread and domain), and the snapshots sn taken of it (or NULL) as an
-** AGG body into *out (malloc'd, *len bytes), the heap map's layout
-** (HT_A_LAYOUT's payload, maplayout.h; NULL: none) last. Returns 0 or
-** HEAPTAPE_E_NOMEM. */
-int ht_agg_encode(const HtModel *m, const HtSnaps *sn, const uint8_t *layout,
-                  size_t nlayout, uint8_t **out, size_t *len) HT_HIDDEN;
+** thread and domain), the names of its sites (or NULL) and the snapshots
+** sn taken of it (or NULL) as an AGG body into *out (malloc'd, *len
+** bytes), the heap map's layout (HT_A_LAYOUT's payload, maplayout.h; NULL:
+** none) last. Returns 0 or HEAPTAPE_E_NOMEM. */
+int ht_agg_encode(const HtModel *m, const HtAggNames *names, const HtSnaps *sn,
+                  const uint8_t *layout, size_t nlayout, uint8_t **out,
+                  size_t *len) HT_HIDDEN;
 
 /* Fill m (initialised, not yet fed) from its tape's AGG when usable, else
 ** by the pass (ht_model_run). Returns as ht_model_run. */

@@ -151,8 +151,6 @@ static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 
 /* -- Sites and threads ---------------------------------------------------- */
 
-/* Index of the site of a block, created if new; UINT32_MAX on OOM.
-** A site is a stack, or with o.split a (stack, thread, domain). */
 /* Remember site id as stack's last (an out-of-memory leaves it unknown),
 ** when remember: a model fed events meets each stack again and again; one
 ** filled from the aggregate section meets it once, and the table (4 bytes a
@@ -165,7 +163,10 @@ static uint32_t model_site_last(HtModel *m, uint32_t stack, uint32_t id, int rem
   return id;
 }
 
-static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember)
+/* Index of the site of a block, created if new (at location loc, unless
+** it is HT_LOC_NONE: then the stack's is looked up); UINT32_MAX on OOM.
+** A site is a stack, or with o.split a (stack, thread, domain). */
+static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember, uint32_t loc)
 {
   uint32_t stack = blk->stack, tid = m->o.split ? blk->tid & ~HT_BLOCK_RT : 0;
   unsigned rt = m->o.split && (blk->tid & HT_BLOCK_RT);
@@ -182,8 +183,8 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember)
     if (s->stack == stack && s->tid == tid && s->rt == rt)
       return model_site_last(m, stack, (uint32_t)*v, remember);
   }
-  uint32_t loc = model_loc_of_stack(m, stack);
-  if (loc == HT_LOC_NONE) return UINT32_MAX;
+  if (loc == HT_LOC_NONE && (loc = model_loc_of_stack(m, stack)) == HT_LOC_NONE)
+    return UINT32_MAX;
   if (model_grow(m, &m->site, m->nsite, &m->csite, sizeof(HtSite)))
     return UINT32_MAX;
   uint32_t id = m->nsite++;
@@ -217,8 +218,13 @@ static uint32_t model_thread(HtModel *m, uint32_t tid)
 ** thread and domain count only with o.split. UINT32_MAX on OOM. */
 uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt)
 {
+  return ht_model_site_at(m, stack, tid, rt, HT_LOC_NONE);
+}
+
+uint32_t ht_model_site_at(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt, uint32_t loc)
+{
   HtBlock b = {.stack = stack, .tid = tid | (rt ? HT_BLOCK_RT : 0)};
-  return model_site(m, &b, 0);
+  return model_site(m, &b, 0, loc);
 }
 
 /* Room for n more sites, made at once (agg.c knows how many come). */
@@ -287,7 +293,7 @@ static HtSite *model_unlive(HtModel *m, const HtBlock *b, uint64_t *n)
 {
   uint64_t c = ht_model_count(b->weight, b->size);
   *n = c > UINT32_MAX ? UINT32_MAX : c;
-  uint32_t si = model_site(m, b, 1);
+  uint32_t si = model_site(m, b, 1, HT_LOC_NONE);
   if (si == UINT32_MAX) return NULL;
   HtSite *s = &m->site[si];
   model_touch(m, s);
@@ -308,7 +314,7 @@ static void model_alloc(HtModel *m, const HtRes *res, HtThread *t)
   m->by_kind[k]++;
   unsigned lg = ev->size ? 64 - (unsigned)__builtin_clzll(ev->size) : 0;
   m->hist[lg]++;
-  uint32_t si = model_site(m, &res->blk, 1);
+  uint32_t si = model_site(m, &res->blk, 1, HT_LOC_NONE);
   if (si == UINT32_MAX) return;
   HtSite *s = &m->site[si];
   /* memprof classification: a realloc pairs with its thread's pending free. */

@@ -53,6 +53,9 @@ typedef struct HtSite {
   uint32_t stack;            /* global stack id (0 = no frames) */
   uint32_t tid;              /* thread (split sites only, else 0) */
   uint32_t loc;              /* its innermost meaningful location */
+  uint32_t group;            /* a sealed tape's: its stack's caller lines as
+                                the report groups them + 1 (0: not stored;
+                                see HtModel.group_depth) */
   uint8_t rt;                /* runtime domain (split sites only, else 0) */
   uint64_t recent;           /* allocations at or after since_ns */
   uint64_t recent_bytes;     /* their bytes */
@@ -153,6 +156,9 @@ struct HtModel {
   uint32_t nloc;             /* used */
   size_t cloc;               /* allocated */
   HtStrtab loc_name;         /* location names: id = location index */
+  unsigned group_depth;      /* the sites' stored groups (HtSite.group) are
+                                the report's at this --stacks (0: none) */
+  uint32_t ngroup;           /* those groups: ids below it */
   HtMap frame_memo;          /* frame value -> its levels << 8 | its first
                                 level that is not plumbing (255: none) */
   HtMap level_loc;           /* level key (ht_frames_level_key) -> location */
@@ -239,6 +245,10 @@ int ht_model_run(HtModel *m) HT_HIDDEN;
 ** (tid and rt count only with o.split; UINT32_MAX on OOM), the record of a
 ** thread (NULL on OOM), a replaced-block pair of sites. */
 uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt) HT_HIDDEN;
+/* The same, a new site at location loc when it is not HT_LOC_NONE (the
+** caller knows it is the stack's: a sealed tape's stored names). */
+uint32_t ht_model_site_at(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt,
+                          uint32_t loc) HT_HIDDEN;
 /* Copy every site's live figures into its `at` figures (--at is now). */
 void ht_model_take_at(HtModel *m) HT_HIDDEN;
 /* Room for n more sites, made at once; 0 or -1 (OOM). */

@@ -57,11 +57,14 @@ static uint8_t *seal_agg(HtSealer *c, size_t *len)
 {
   uint8_t *agg = NULL, *lay = NULL;
   size_t nlay = 0;
+  HtAggNames names = {0};
   ht_model_finish(&c->m);
   /* Snapshots cut short (times near 2^64: damaged) are left out. */
   const HtSnaps *sn = !c->m.snap_cut ? &c->sn : NULL;
-  int bad = c->m.oom || ht_layoutw_encode(&c->lay, &lay, &nlay) ||
-            ht_agg_encode(&c->m, sn, lay, nlay, &agg, len);
+  int bad = c->m.oom || ht_aggnames_make(&c->m, &names);
+  bad = bad || ht_layoutw_encode(&c->lay, &lay, &nlay) ||
+        ht_agg_encode(&c->m, &names, sn, lay, nlay, &agg, len);
+  ht_aggnames_free(&names);
   free(lay);
   if (bad) return NULL;
   if (*len > UINT32_MAX / 2) { free(agg); return NULL; }  /* a packet's limit */

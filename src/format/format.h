@@ -133,7 +133,8 @@
 #define HT_MAGIC        "HEAPTAPE"
 #define HT_MAGIC_LEN    8
 #define HT_VERSION      1    /* journals: what the recorder writes */
-#define HT_VERSION_SEALED 11 /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED 12 /* sealed tapes: what the sealer writes (the newest) */
+#define HT_VERSION_SEALED_NAMES 12 /* from it: the sites' names (HT_A_NAMES) */
 #define HT_VERSION_SEALED_LAYOUT 11 /* from it: the heap map's layout (HT_A_LAYOUT) */
 #define HT_VERSION_SEALED_SNAPS 10 /* from it: the AGG's snapshot fields in SNAPS
                                    ** packets, read only by html and --at */
@@ -148,7 +149,7 @@
 #define HT_VERSION_RTLOC 6   /* from it, a journal or sealed tape (HT_F_SEALED
                              ** says which) may declare Python and Ruby
                              ** locations (D_LOC lkind 5, 6) */
-#define HT_VERSION_MAX 11    /* the newest version a reader knows */
+#define HT_VERSION_MAX 12    /* the newest version a reader knows */
 #define HT_HEADER_FIXED 16   /* magic + version + flags + len */
 
 #define HT_PMAGIC       "HTPK"
@@ -352,6 +353,10 @@ enum {
   HT_A_LAYOUT = 10,   /* version 11: the heap map's layout (maplayout.h): g,
                          g granules, l, l allocation indexes never freed, each
                          rising, as differences */
+  HT_A_NAMES = 11,    /* version 12, before SITES: the names the sites were
+                         named with (DICT packets, their bytes), the caller
+                         groups' depth, n, l, g, then n location ids (below
+                         l) and n caller group ids (below g) of the sites */
 };
 
 /* Trailer fields. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "report.h"
-#include "callers.h"
+#include "../analyze/callers.h"
 #include "../analyze/frames.h"
 #include "../base/escape.h"
 
@@ -334,7 +334,8 @@ typedef struct Group {
   uint64_t key;              /* sum of the list's key over its stacks */
   uint32_t n;                /* stacks */
   uint32_t bstack;           /* its first stack in the row's order (largest
-                                key, then lowest id): */
+                                key, then lowest id), and that stack's site: */
+  uint32_t bsite;
   uint64_t bkey;             /* that stack's key */
 } Group;
 
@@ -365,8 +366,8 @@ static void report_groups_top(Group *g, uint32_t ng, uint32_t shown)
 /* A row's stacks: its one stack as it is; the stacks merged into a row
 ** under its location, with their callers and share of the list's key
 ** (stacks that print the same grouped), the first `paths` groups of them,
-** largest first (0 = all). slot[] holds 0 for every caller text id, and
-** does again on return. */
+** largest first (0 = all). slot[] holds 0 for every caller id (c->nid),
+** and does again on return. */
 static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint32_t row,
                      SiteKey k, const HtReportOpts *o)
 {
@@ -398,22 +399,24 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint3
     const HtSite *s = &m->site[si];
     uint64_t x = report_key(&s->f, k);
     if (!x) continue;
-    int64_t id = ht_callers_id(c, si);   /* (ids are dense: below nsite) */
-    uint32_t j = id >= 0 && id < m->nsite && slot[id] ? slot[id] - 1 : ng;
+    int64_t id = ht_callers_id(c, si);
+    uint32_t j = id >= 0 && id < c->nid && slot[id] ? slot[id] - 1 : ng;
     if (j == ng) {           /* (out of memory: groups of their own) */
       g[ng++].id = id;
-      if (id >= 0 && id < m->nsite) slot[id] = ng;
+      if (id >= 0 && id < c->nid) slot[id] = ng;
       g[j].bkey = x;
       g[j].bstack = s->stack;
+      g[j].bsite = si;
     } else if (x > g[j].bkey || (x == g[j].bkey && s->stack < g[j].bstack)) {
       g[j].bkey = x;
       g[j].bstack = s->stack;
+      g[j].bsite = si;
     }
     g[j].key += x;
     g[j].n++;
   }
   for (uint32_t i = 0; i < ng; i++)
-    if (g[i].id >= 0 && g[i].id < m->nsite) slot[g[i].id] = 0;
+    if (g[i].id >= 0 && g[i].id < c->nid) slot[g[i].id] = 0;
   uint32_t shown = o->paths && o->paths < ng ? o->paths : ng;
   report_groups_top(g, ng, shown);
   uint64_t whole = report_key(rows_fig(w, row), k), rest = 0;
@@ -423,7 +426,7 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint3
     if (i >= shown) { rest += g[i].key; continue; }
     fprintf(f, "        %5.1f%%  ", report_pct(g[i].key, whole));
     if (g[i].n > 1) fprintf(f, "(%" PRIu32 " stacks) ", g[i].n);
-    char *text = g[i].id >= 0 ? ht_callers_text(c, g[i].id) : NULL;
+    char *text = g[i].id >= 0 ? ht_callers_text(c, g[i].bsite) : NULL;
     fputs(text ? text : "?\n", f);
     free(text);
   }
@@ -475,9 +478,13 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
   HtCallers c;               /* each stack's caller lines, once for all lists */
   uint32_t *slot;            /* caller text id -> its group in a row + 1 */
   if (rows_init(&w, m, o->by_stack)) { fprintf(f, "out of memory\n"); return; }
-  if (!(slot = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t))) ||
-      ht_callers_init(&c, m, o->depth)) {
-    free(slot);
+  if (ht_callers_init(&c, m, o->depth)) {
+    rows_free(&w);
+    fprintf(f, "out of memory\n");
+    return;
+  }
+  if (!(slot = calloc(c.nid ? c.nid : 1, sizeof(uint32_t)))) {
+    ht_callers_free(&c);
     rows_free(&w);
     fprintf(f, "out of memory\n");
     return;

@@ -2,12 +2,18 @@
 ** computed once a report: stacks that print the same lines share an id. */
 #ifndef HT_CALLERS_H
 #define HT_CALLERS_H
-#include "../analyze/model.h"
+#include "model.h"
 #include "../base/strtab.h"
+
+/* The report's --stacks when none is given (a sealed tape stores its
+** stacks' groups at this depth). */
+#define HT_CALLERS_DEPTH 8
 
 typedef struct HtCallers {
   const HtModel *m;          /* sites, stacks and the reader naming them */
   unsigned depth;            /* levels shown per stack (--stacks) */
+  int stored;                /* ids are the sites' stored groups (HtSite.group) */
+  uint32_t nid;              /* ids are below it */
   HtMap line_of;             /* level (ht_frames_level_key) -> line id + 1 */
   HtStrtab lines;            /* one level as printed, " (inlined)" included */
   HtStrtab keys;             /* a stack's lines as line ids: the text's id */
@@ -21,9 +27,10 @@ typedef struct HtCallers {
 /* Ready for the model's sites; 0 or -1 (out of memory). */
 int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth) HT_HIDDEN;
 void ht_callers_free(HtCallers *c) HT_HIDDEN;
-/* The text id of site's caller lines; -1 when out of memory. */
+/* The id of site's caller lines (sites that print the same share it, ids
+** below c->nid); -1 when out of memory. */
 int64_t ht_callers_id(HtCallers *c, uint32_t site) HT_HIDDEN;
-/* The caller lines of text id (under the row's location, as the report
+/* The caller lines of site (under the row's location, as the report
 ** prints them; caller frees), or NULL when out of memory. */
-char *ht_callers_text(const HtCallers *c, int64_t id) HT_HIDDEN;
+char *ht_callers_text(HtCallers *c, uint32_t site) HT_HIDDEN;
 #endif

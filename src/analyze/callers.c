@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "callers.h"
-#include "../analyze/frames.h"
+#include "frames.h"
 
 #define CALLERS_INDENT "                "
 
@@ -19,6 +19,10 @@ int ht_callers_init(HtCallers *c, const HtModel *m, unsigned depth)
   memset(c, 0, sizeof(*c));
   c->m = m;
   c->depth = depth;
+  /* A sealed tape's groups, when made at this depth for every site. */
+  c->stored = m->group_depth && m->group_depth == depth;
+  for (uint32_t i = 0; c->stored && i < m->nsite; i++) c->stored = m->site[i].group != 0;
+  c->nid = c->stored ? m->ngroup : m->nsite;
   c->text_of = calloc(m->nsite ? m->nsite : 1, sizeof(uint32_t));
   c->below = calloc((size_t)ht_reader_stack_count(m->r) + 1, sizeof(uint32_t));
   if (!c->text_of || !c->below || ht_map_init(&c->line_of, 1024) || ht_strtab_init(&c->lines, 1024) ||
@@ -125,9 +129,10 @@ static int callers_put(char *buf, size_t len, size_t *at, char lead, int hex, ui
   return 0;
 }
 
-/* A stack's key: the ids of the lines report_callers printed, then the
-** count of levels left out ("... N more frames"); "-" with no caller. */
-int64_t ht_callers_id(HtCallers *c, uint32_t site)
+/* The id of site's key in c->keys: the ids of the lines the report
+** prints, then the count of levels left out ("... N more frames"); "-"
+** with no caller. Sites get ids in the order they come (below m->nsite). */
+static int64_t callers_key(HtCallers *c, uint32_t site)
 {
   if (c->text_of[site]) return (int64_t)c->text_of[site] - 1;
   const HtModel *m = c->m;
@@ -168,9 +173,15 @@ int64_t ht_callers_id(HtCallers *c, uint32_t site)
   return id;
 }
 
-/* The lines a key names, as report_callers printed them. */
-char *ht_callers_text(const HtCallers *c, int64_t id)
+int64_t ht_callers_id(HtCallers *c, uint32_t site)
 {
+  return c->stored ? (int64_t)c->m->site[site].group - 1 : callers_key(c, site);
+}
+
+char *ht_callers_text(HtCallers *c, uint32_t site)
+{
+  int64_t id = callers_key(c, site);
+  if (id < 0) return NULL;
   const char *k = c->keys.str[id];
   char *buf = NULL;
   size_t len = 0;
