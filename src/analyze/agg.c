@@ -337,19 +337,35 @@ static uint32_t agg_site(HtModel *m, const uint64_t *v, uint32_t nstack, uint32_
   return si;
 }
 
-/* Stored site i into m with its stored name (nm->n is 0 without them);
-** locmap: stored location -> m's + 1, filled as they come. */
+/* Stored site i into m; with its stored names (nm->n is 0 without them) a
+** new site's location is for now its stored one, and first[] notes the
+** site each stored location first came with (agg_sites_named). */
 static uint32_t agg_site_named(HtModel *m, const uint64_t *v, uint32_t nstack,
-                               const HtAggNames *nm, uint32_t *locmap, uint64_t i)
+                               const HtAggNames *nm, uint32_t *first, uint64_t i)
 {
   if (!nm->n) return agg_site(m, v, nstack, HT_LOC_NONE);
   uint32_t sl = nm->loc[i];
-  uint32_t si = agg_site(m, v, nstack, locmap[sl] ? locmap[sl] - 1 : HT_LOC_NONE);
+  uint32_t si = agg_site(m, v, nstack, sl);
   if (si != UINT32_MAX) {
-    locmap[sl] = m->site[si].loc + 1;
+    if (!first[sl]) first[sl] = si + 1;
     m->site[si].group = nm->group[i] + 1;
   }
   return si;
+}
+
+/* The stored locations of sites from..nsite made m's: each named from the
+** stack of its first site, in the order they were stored (as m would have
+** made them), once the sites are in and the stack table decoded. */
+static void agg_sites_named(HtModel *m, Rd *d, const uint32_t *first, uint32_t nloc,
+                            uint32_t from)
+{
+  uint32_t *loc = malloc((nloc ? nloc : 1) * sizeof(uint32_t));
+  if (!loc) { m->oom = 1; d->bad = 1; return; }
+  for (uint32_t j = 0; j < nloc && !d->bad; j++)
+    if (first[j] && (loc[j] = ht_model_loc(m, m->site[first[j] - 1].stack)) == HT_LOC_NONE)
+      d->bad = 1;
+  for (uint32_t i = from; i < m->nsite && !d->bad; i++) m->site[i].loc = loc[m->site[i].loc];
+  free(loc);
 }
 
 #define AGG_BAND 128           /* sites read at once from version 7's columns */
@@ -359,7 +375,7 @@ static uint32_t agg_site_named(HtModel *m, const uint64_t *v, uint32_t nstack,
 ** before: a table of all the values at once (cc1plus: 9 MB) cost more in
 ** fresh pages than the sites' figures themselves. */
 static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *map,
-                          uint32_t nstack, const HtAggNames *nm, uint32_t *locmap)
+                          uint32_t nstack, const HtAggNames *nm, uint32_t *first)
 {
   const uint8_t *cur[AGG_SITE_FIELDS];
   for (uint64_t j = 0; j < k && !d->bad; j++) {
@@ -379,7 +395,7 @@ static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *m
     for (uint64_t i = 0; i < nb; i++) {
       if (i + 8 < nb && !m->o.split)  /* the site map's slot of a later site */
         ht_map_prefetch(&m->site_of, band[i + 8][0]);
-      if ((map[i0 + i] = agg_site_named(m, band[i], nstack, nm, locmap, i0 + i)) ==
+      if ((map[i0 + i] = agg_site_named(m, band[i], nstack, nm, first, i0 + i)) ==
           UINT32_MAX) { d->bad = 1; return; }
     }
   }
@@ -396,25 +412,26 @@ static void agg_sites(HtModel *m, Rd *d, HtAggNames *nm, uint32_t **map, uint64_
   if (!*map) { d->bad = 1; m->oom = 1; return; }
   *nmap = n;
   if (nm->n != n) ht_aggnames_free(nm);
-  uint32_t *locmap = nm->n ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
-  if (nm->n && !locmap) ht_aggnames_free(nm);
-  uint32_t nstack = ht_reader_stack_count(m->r);
+  uint32_t *first = nm->n ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
+  if (nm->n && !first) ht_aggnames_free(nm);
+  uint32_t nstack = ht_reader_stack_count(m->r), from = m->nsite;
   if (ht_model_reserve_sites(m, n)) d->bad = 1;  /* (rd_count bounds n) */
   else if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ)
-    agg_site_cols(m, d, n, k, *map, nstack, nm, locmap);
+    agg_site_cols(m, d, n, k, *map, nstack, nm, first);
   for (uint64_t i = 0; ht_reader_header(m->r)->version < HT_VERSION_SEALED_COLZ && i < n &&
        !d->bad; i++) {
     uint64_t v[AGG_SITE_FIELDS];
     for (size_t j = 0; j < AGG_SITE_FIELDS; j++) v[j] = rd_u(d);
     rd_skip(d, k - AGG_SITE_FIELDS);
-    if (!d->bad && ((*map)[i] = agg_site_named(m, v, nstack, nm, locmap, i)) == UINT32_MAX)
+    if (!d->bad && ((*map)[i] = agg_site_named(m, v, nstack, nm, first, i)) == UINT32_MAX)
       d->bad = 1;
   }
-  if (nm->n) {               /* the report's groups, at the depth they were made */
+  if (nm->n && !d->bad) {    /* the report's groups, at the depth they were made */
+    agg_sites_named(m, d, first, nm->nloc, from);
     m->group_depth = nm->depth;
     m->ngroup = nm->ngroup;
   }
-  free(locmap);
+  free(first);
 }
 
 static void agg_overs(HtModel *m, Rd *d, const uint32_t *map, uint64_t nmap)
@@ -952,6 +969,9 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
   size_t len;  /* the snapshot fields only for the page and --at (version 10) */
   const uint8_t *p = sn || at ? ht_reader_agg_snaps(m->r, &len) : ht_reader_agg(m->r, &len);
   if (!p) return 0;
+  /* The stack table decodes on the other core while the sites load: they
+  ** need only its size, until their locations are named. */
+  if (!m->o.no_sites || sn || at) ht_reader_stacks_start(m->r);
   const HtReadStats *st = ht_reader_stats(m->r);
   uint64_t step = sn ? sn->step : 0;
   uint32_t fold = sn ? sn->fold : 0;

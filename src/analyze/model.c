@@ -134,6 +134,11 @@ static uint32_t model_loc_of_stack(HtModel *m, uint32_t stack)
   return loc;
 }
 
+uint32_t ht_model_loc(HtModel *m, uint32_t stack)
+{
+  return model_loc_of_stack(m, stack);
+}
+
 /* Add `over` to a location's override list (each pair once). */
 static void model_override(HtModel *m, uint32_t loc, uint32_t over, int dealloc)
 {

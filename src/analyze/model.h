@@ -249,6 +249,8 @@ uint32_t ht_model_site(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt) HT
 ** caller knows it is the stack's: a sealed tape's stored names). */
 uint32_t ht_model_site_at(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt,
                           uint32_t loc) HT_HIDDEN;
+/* The location of a stack (HT_LOC_NONE on OOM). */
+uint32_t ht_model_loc(HtModel *m, uint32_t stack) HT_HIDDEN;
 /* Copy every site's live figures into its `at` figures (--at is now). */
 void ht_model_take_at(HtModel *m) HT_HIDDEN;
 /* Room for n more sites, made at once; 0 or -1 (OOM). */

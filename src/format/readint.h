@@ -5,6 +5,7 @@
 #ifndef HT_READINT_H
 #define HT_READINT_H
 
+#include <pthread.h>
 #include <zstd.h>
 
 #include "reader.h"
@@ -23,6 +24,8 @@ typedef struct PacketRef {
   uint64_t seq0, seq1;       /* sequence range */
   uint64_t ts0;              /* timestamp at packet start */
   uint32_t nev;              /* events announced */
+  int crc_due;               /* a sealed block whose checksum is verified when
+                             ** it is decoded, not by the scan */
 } PacketRef;
 
 typedef struct StackNode {
@@ -113,6 +116,12 @@ struct HtReader {
                              ** its stack table waits for a first question
                              ** (ht_reader_stacks_load) */
   size_t nstk, capstk;       /* packets waiting, allocated */
+  uint64_t stk_nodes;        /* the nodes their headers announce */
+  int stk_thread;            /* stk_thr decodes them (ht_reader_stacks_start):
+                             ** until it is joined, nodes and nnodes are its */
+  pthread_t stk_thr;
+  uint64_t stk_bad, stk_bad_bytes, stk_bad_off; /* its damaged packets: count,
+                             ** bytes, the first's offset */
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
@@ -135,6 +144,8 @@ void ht_reader_damage(HtReader *r, uint64_t off, const char *fmt, ...)
   __attribute__((format(printf, 3, 4))) HT_HIDDEN;
 /* Body of a packet, decompressed by zd into *own when needed; NULL if
 ** damaged. */
+/* Whether the packet at h (body blen bytes) matches its checksum. */
+int ht_reader_crc_ok(const uint8_t *h, uint32_t blen) HT_HIDDEN;
 const uint8_t *ht_reader_body(ZSTD_DCtx *zd, const uint8_t *b, uint32_t blen,
                               uint32_t rawlen, uint32_t flags, uint8_t **own) HT_HIDDEN;
 /* Add stack node (parent, frame) as the next id, not interned (a sealed
@@ -152,6 +163,10 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
 /* Load the nodes of a STACKS body (in id order) into r->nodes: 0, or -1
 ** when malformed (the nodes before the damage stay). */
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
+/* Decode the n STACKS packets at r->stk_off into r's table, their damage
+** into r->stk_bad...; the table's room is made. Runs on stk_thr, or on
+** the caller. */
+void ht_sealstacks_decode(HtReader *r, size_t n) HT_HIDDEN;
 /* Each frame of a STACKS body to fn, *next its first id (then the next
 ** body's): 0, or -1 when malformed. */
 int ht_sealstacks_walk(const uint8_t *p, const uint8_t *end, uint32_t *next,

@@ -254,6 +254,10 @@ static int seal_open(SealDec *d)
     d->sc = c;
     ht_seal_classes_reset(&c->cls);
     c->off = pk->off;
+    if (pk->crc_due && !ht_reader_crc_ok(r->data + pk->off, pk->blen)) {
+      seal_bad(d, "checksum");
+      return 1;
+    }
     const uint8_t *b = ht_reader_body(d->zd, r->data + pk->off + HT_PHEAD_SIZE, pk->blen,
                                       pk->rawlen, pk->flags, &c->own);
     if (!b) { seal_bad(d, "compression"); return 1; }

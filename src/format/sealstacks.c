@@ -4,7 +4,10 @@
 ** ht_reader_node_append, were a third of `stats`: a room check and a call
 ** each), or only their frames walked (stats' count of symbols, which
 ** needs no table). */
+#include <stdlib.h>
+
 #include "readint.h"
+#include "phead.h"
 
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end)
 {
@@ -48,4 +51,25 @@ int ht_sealstacks_walk(const uint8_t *p, const uint8_t *end, uint32_t *next,
   }
   *next = (uint32_t)(first + n);
   return 0;
+}
+
+void ht_sealstacks_decode(HtReader *r, size_t n)
+{
+  ZSTD_DCtx *zd = ZSTD_createDCtx();  /* (the reader's is the caller's) */
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *h = r->data + r->stk_off[i];
+    uint32_t blen = ht_ru32(h + 8), rawlen = ht_ru32(h + 12), nev = ht_ru32(h + 48);
+    uint8_t *own = NULL;
+    uint32_t before = r->nnodes;
+    const uint8_t *b = zd ? ht_reader_body(zd, h + HT_PHEAD_SIZE, blen, rawlen, h[5], &own) : NULL;
+    /* As many nodes as the header said: ht_reader_stack_count answers
+    ** from the headers before the table is decoded. */
+    if (!b || ht_sealstacks_load(r, b, b + rawlen) || r->nnodes - before != nev) {
+      if (!r->stk_bad++) r->stk_bad_off = r->stk_off[i];
+      r->stk_bad_bytes += HT_PHEAD_SIZE + (uint64_t)blen;
+      if (r->nnodes - before > nev) r->nnodes = before + nev;
+    }
+    free(own);
+  }
+  ZSTD_freeDCtx(zd);
 }
