@@ -366,47 +366,30 @@ static void report_groups_top(Group *g, uint32_t ng, uint32_t shown)
 /* A row's stacks: its one stack as it is; the stacks merged into a row
 ** under its location, with their callers and share of the list's key
 ** (stacks that print the same grouped), the first `paths` groups of them,
-** largest first (0 = all). slot[] holds 0 for every caller id (c->nid),
-** and does again on return. */
-static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint32_t row,
-                     SiteKey k, const HtReportOpts *o)
+** largest first (0 = all). g has room for the row's stacks; slot[] holds 0
+** for every caller id (c->nid), and does again on return. */
+static void text_row(FILE *f, const Rows *w, HtCallers *c, Group *g, uint32_t *slot,
+                     uint32_t row, SiteKey k, const HtReportOpts *o)
 {
   const HtModel *m = w->m;
   /* The row's stacks in their own order, grouped as they come: a group's
   ** place among equal keys is that of its first stack in the row's order
   ** (the largest key, then the lowest id), so no sort of all the stacks
-  ** (10^4 in a row of cc1plus, each row in several lists). */
+  ** (10^4 in a row of cc1plus, each row in several lists), and one walk
+  ** over them (each a cache miss). */
   uint32_t lo = w->by_stack ? 0 : w->first[row], hi = w->by_stack ? 1 : w->first[row + 1];
-  uint32_t n = 0, best = UINT32_MAX;
+  uint32_t n = 0, ng = 0;
   for (uint32_t i = lo; i < hi; i++) {
     uint32_t si = w->by_stack ? row : w->order[i];
     const HtSite *s = &m->site[si];
     uint64_t x = report_key(&s->f, k);
     if (!x) continue;
     n++;
-    if (best == UINT32_MAX || x > report_key(&m->site[best].f, k) ||
-        (x == report_key(&m->site[best].f, k) && s->stack < m->site[best].stack))
-      best = si;
-  }
-  Group *g = n > 1 ? calloc(n, sizeof(Group)) : NULL;
-  if (!g) {
-    text_levels(f, m, n ? m->site[best].stack : m->site[row].stack, 0, o->depth, "        ");
-    return;
-  }
-  uint32_t ng = 0;
-  for (uint32_t i = lo; i < hi; i++) {
-    uint32_t si = w->by_stack ? row : w->order[i];
-    const HtSite *s = &m->site[si];
-    uint64_t x = report_key(&s->f, k);
-    if (!x) continue;
     int64_t id = ht_callers_id(c, si);
     uint32_t j = id >= 0 && id < c->nid && slot[id] ? slot[id] - 1 : ng;
     if (j == ng) {           /* (out of memory: groups of their own) */
-      g[ng++].id = id;
+      g[ng++] = (Group){.id = id, .bkey = x, .bstack = s->stack, .bsite = si};
       if (id >= 0 && id < c->nid) slot[id] = ng;
-      g[j].bkey = x;
-      g[j].bstack = s->stack;
-      g[j].bsite = si;
     } else if (x > g[j].bkey || (x == g[j].bkey && s->stack < g[j].bstack)) {
       g[j].bkey = x;
       g[j].bstack = s->stack;
@@ -417,6 +400,10 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint3
   }
   for (uint32_t i = 0; i < ng; i++)
     if (g[i].id >= 0 && g[i].id < c->nid) slot[g[i].id] = 0;
+  if (n < 2) {               /* one stack: as it is */
+    text_levels(f, m, n ? g[0].bstack : m->site[row].stack, 0, o->depth, "        ");
+    return;
+  }
   uint32_t shown = o->paths && o->paths < ng ? o->paths : ng;
   report_groups_top(g, ng, shown);
   uint64_t whole = report_key(rows_fig(w, row), k), rest = 0;
@@ -432,7 +419,6 @@ static void text_row(FILE *f, const Rows *w, HtCallers *c, uint32_t *slot, uint3
   }
   if (shown < ng)
     fprintf(f, "        ... %" PRIu32 " more (%.1f%%)\n", ng - shown, report_pct(rest, whole));
-  free(g);
 }
 
 /* The title of a list. */
@@ -483,7 +469,12 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
     fprintf(f, "out of memory\n");
     return;
   }
-  if (!(slot = calloc(c.nid ? c.nid : 1, sizeof(uint32_t)))) {
+  uint32_t most = 1;         /* stacks in the largest row */
+  for (uint32_t l = 0; !o->by_stack && l < w.n; l++)
+    if (w.first[l + 1] - w.first[l] > most) most = w.first[l + 1] - w.first[l];
+  Group *g = malloc(most * sizeof(Group));
+  if (!g || !(slot = calloc(c.nid ? c.nid : 1, sizeof(uint32_t)))) {
+    free(g);
     ht_callers_free(&c);
     rows_free(&w);
     fprintf(f, "out of memory\n");
@@ -498,11 +489,12 @@ void ht_report_text(FILE *f, const HtModel *m, const HtReportOpts *o)
     text_title(f, m, k, n, o->top, o);
     for (uint32_t i = 0; i < n && i < o->top; i++) {
       text_site_line(f, m, rows_fig(&w, v[i]), k, i + 1);
-      text_row(f, &w, &c, slot, v[i], k, o);
+      text_row(f, &w, &c, g, slot, v[i], k, o);
     }
     free(v);
   }
   free(slot);
+  free(g);
   ht_callers_free(&c);
   rows_free(&w);
 }
