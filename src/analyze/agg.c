@@ -969,9 +969,9 @@ static int agg_load(HtModel *m, HtSnaps *sn, AtSnap *at)
   size_t len;  /* the snapshot fields only for the page and --at (version 10) */
   const uint8_t *p = sn || at ? ht_reader_agg_snaps(m->r, &len) : ht_reader_agg(m->r, &len);
   if (!p) return 0;
-  /* The stack table decodes on the other core while the sites load: they
-  ** need only its size, until their locations are named. */
-  if (!m->o.no_sites || sn || at) ht_reader_stacks_start(m->r);
+  /* The names and the stack table load on the other core while the sites
+  ** do: they need only the table's size, until their locations are named. */
+  if (!m->o.no_sites || sn || at) ht_reader_names_start(m->r);
   const HtReadStats *st = ht_reader_stats(m->r);
   uint64_t step = sn ? sn->step : 0;
   uint32_t fold = sn ? sn->fold : 0;

@@ -28,6 +28,9 @@ void ht_huge_heap(void)
 {
   if (!huge_on) return;
   mallopt(M_TOP_PAD, (int)HEAP_PAD);
+  /* One arena: a thread's own would be a heap of 4 KiB pages (the tape's
+  ** names loaded on one faulted twice as often). */
+  mallopt(M_ARENA_MAX, 1);
   char *b0 = sbrk(0);
   char *volatile p = malloc(256 << 10);  /* more than the top holds: the heap
                                             grows (volatile: gcc drops a

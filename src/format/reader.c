@@ -402,20 +402,57 @@ static PacketRef packet_ref(const HtReader *r, uint64_t off)
                      .flags = h[5]};
 }
 
-/* A sealed tape's stack table, decoded at the first question about a stack
-** (`stats` asks none: cc1plus's 558,641 nodes are 9 MB to clear and fill,
-** a quarter of its time), or waited for when ht_reader_stacks_start began
-** it. A damaged packet counts as the scan counted it. */
-void ht_reader_stacks_load(HtReader *r)
+/* -- A sealed tape's names, loaded after the scan ------------------------- */
+
+/* A sealed tape's dictionaries and its stack table are loaded at the first
+** question about a name or a stack, not by the scan (`stats` asks about no
+** stack: cc1plus's 558,641 nodes are 9 MB to clear and fill, a quarter of
+** its time), or by a thread of their own that ht_reader_names_start begins
+** and the first question waits for (the AGG's sites load meanwhile:
+** cc1plus's names took 10 ms of its report's 45). The thread owns what it
+** fills (strings, symbols, locations, nodes) until it is joined; the flags
+** dict_wait and nstk are the caller's. */
+
+/* The DICT packets, in their order (as the scan would have), their damage
+** into dict_bad. */
+static void dicts_fill(HtReader *r)
 {
-  size_t n = r->nstk;
-  if (r->stk_thread) {
-    pthread_join(r->stk_thr, NULL);
-    r->stk_thread = 0;
-  } else if (n) {
-    reader_stacks_room(r, r->stk_off[0]);
-    ht_sealstacks_decode(r, n);
+  ZSTD_DCtx *zd = ZSTD_createDCtx();  /* (the reader's is the caller's) */
+  for (size_t i = 0; i + 1 < r->ndict; i += 2) {
+    const uint8_t *h = r->data + r->dict_off[i];
+    uint32_t rawlen = ht_ru32(h + 12);
+    uint8_t *own = NULL;
+    const uint8_t *b = zd ? ht_reader_body(zd, h + HT_PHEAD_SIZE, ht_ru32(h + 8), rawlen, h[5],
+                                           &own) : NULL;
+    if ((!b || reader_dict(r, ht_ru32(h + 20), b, b + rawlen)) && !r->dict_bad++)
+      r->dict_bad_off = r->dict_off[i];
+    free(own);
   }
+  ZSTD_freeDCtx(zd);
+}
+
+static void stacks_fill(HtReader *r)
+{
+  reader_stacks_room(r, r->stk_off[0]);
+  ht_sealstacks_decode(r, r->nstk);
+}
+
+/* What dicts_fill left: the dictionaries are loaded, their damage counted. */
+static void dicts_done(HtReader *r)
+{
+  r->dict_wait = 0;
+  if (r->dict_bad) {
+    r->st.damaged += r->dict_bad;
+    ht_reader_damage(r, r->dict_bad_off, "damaged dictionary packet at byte %llu",
+                     (unsigned long long)r->dict_bad_off);
+    r->dict_bad = 0;
+  }
+}
+
+/* What stacks_fill left: the table is whole, its damage counted as the
+** scan counted it. */
+static void stacks_done(HtReader *r)
+{
   r->nstk = 0;
   if (r->stk_bad) {
     r->st.damaged += r->stk_bad;
@@ -424,30 +461,59 @@ void ht_reader_stacks_load(HtReader *r)
                      (unsigned long long)r->stk_bad_off);
     r->stk_bad = 0;
   }
-  if (n) {
-    free(r->scratch);
-    r->scratch = NULL;
-    r->scratchcap = 0;
-    /* the stack table is whole: its unused room off the resident set */
-    ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
-                 (size_t)r->capnodes * sizeof(*r->nodes));
-  }
+  /* its unused room off the resident set */
+  ht_huge_trim(r->nodes, (size_t)r->nnodes * sizeof(*r->nodes),
+               (size_t)r->capnodes * sizeof(*r->nodes));
 }
 
-static void *stacks_thread(void *arg)
+static void *names_thread(void *arg)
 {
   HtReader *r = arg;
-  ht_sealstacks_decode(r, r->nstk);
+  if (r->dict_wait) dicts_fill(r);
+  if (r->nstk) stacks_fill(r);
   return NULL;
 }
 
-/* Decode the stack table on a thread of its own while the caller reads on
-** (the AGG's sites: cc1plus's report waited 9 ms for the table before). */
-void ht_reader_stacks_start(HtReader *r)
+/* Wait for the names' thread, if one runs: what it filled is the caller's. */
+static void names_join(HtReader *r)
 {
-  if (!r->nstk || r->stk_thread || r->nnodes > 1) return;
-  reader_stacks_room(r, r->stk_off[0]);
-  r->stk_thread = !pthread_create(&r->stk_thr, NULL, stacks_thread, r);
+  if (!r->names_thread) return;
+  pthread_join(r->names_thr, NULL);
+  r->names_thread = 0;
+  if (r->dict_wait) dicts_done(r);
+  if (r->nstk) stacks_done(r);
+}
+
+void ht_reader_names_start(HtReader *r)
+{
+  if ((!r->dict_wait && !r->nstk) || r->names_thread || r->nnodes > 1) return;
+  r->names_thread = !pthread_create(&r->names_thr, NULL, names_thread, r);
+}
+
+void ht_reader_stacks_load(HtReader *r)
+{
+  names_join(r);
+  if (r->nstk) {
+    stacks_fill(r);
+    stacks_done(r);
+  }
+}
+
+/* The dictionaries a sealed tape's scan left, loaded (or waited for). */
+static void dicts_load(HtReader *r)
+{
+  names_join(r);
+  if (r->dict_wait) {
+    dicts_fill(r);
+    dicts_done(r);
+  }
+}
+
+/* A sealed tape's dictionaries, loaded if they are not yet: the queries
+** are const, as they are the tape's; only when they load changes. */
+static inline void dicts_need(const HtReader *r)
+{
+  if (HT_UNLIKELY(r->dict_wait)) dicts_load((HtReader *)r);
 }
 
 /* The stack table of a sealed tape, decoded if it is not yet: the queries
@@ -586,6 +652,8 @@ static int reader_scan(HtReader *r, uint64_t off)
       if (!r->hdr.clock_start && (!have_ts || pr.ts0 < r->ts_base)) r->ts_base = pr.ts0;
       if (pr.ts0 > end_ts) end_ts = pr.ts0;
       have_ts = 1;
+    } else if (kind == HT_P_DICT && r->sealed && !r->follow) {
+      r->dict_wait = 1;      /* loaded after the scan (dicts_load) */
     } else if (kind == HT_P_DICT || kind == HT_P_TRAILER) {
       const uint8_t *b = scan_body(r, h, &pr);
       int bad = !b;
@@ -1367,7 +1435,7 @@ void ht_reader_close(HtReader *r)
   }
   free(r->th);
   ht_map_free(&r->thmap);
-  if (r->stk_thread) pthread_join(r->stk_thr, NULL);
+  if (r->names_thread) pthread_join(r->names_thr, NULL);
   free(r->nodes);
   free(r->nhash);
   free(r->agg);
@@ -1541,11 +1609,16 @@ const uint8_t *ht_reader_agg_snaps(HtReader *r, size_t *len)
 }
 
 /* Changes whenever the tape names more (caches of frame names check it). */
-uint64_t ht_reader_names_gen(const HtReader *r) { return r->names_gen; }
+uint64_t ht_reader_names_gen(const HtReader *r)
+{
+  dicts_need(r);
+  return r->names_gen;
+}
 
 /* Inline chain of a native address. */
 size_t ht_reader_symbol(const HtReader *r, uint64_t ip, const HtSymbol **out)
 {
+  dicts_need(r);
   uint64_t *i = ht_map_get(&r->symmap, ip);
   if (!i) { *out = NULL; return 0; }
   const SymEntry *e = &r->symtab[*i - 1];
@@ -1607,6 +1680,7 @@ int ht_reader_symbol_cover(HtReader *r, uint64_t *addrs, uint64_t *missing)
 /* Runtime location by id. */
 const HtLocation *ht_reader_location(const HtReader *r, uint64_t id)
 {
+  dicts_need(r);
   uint64_t *i = ht_map_get(&r->locmap, id);
   return i ? &r->locs[*i - 1] : NULL;
 }
@@ -1614,6 +1688,7 @@ const HtLocation *ht_reader_location(const HtReader *r, uint64_t id)
 /* Whether any runtime location is Python's or Ruby's. */
 int ht_reader_rtlocs(const HtReader *r)
 {
+  dicts_need(r);
   for (size_t i = 0; i < r->nlocs; i++)
     if (r->locs[i].kind >= HT_L_RTLOC_MIN) return 1;
   return 0;

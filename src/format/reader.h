@@ -228,10 +228,10 @@ size_t ht_reader_stack_frames(const HtReader *r, uint32_t stack, uint64_t *out,
 uint32_t ht_reader_stack_depth(const HtReader *r, uint32_t stack) HT_HIDDEN;
 /* Number of stack nodes known so far (ids are 1..count). */
 uint32_t ht_reader_stack_count(const HtReader *r) HT_HIDDEN;
-/* Begin decoding a sealed tape's stack table on a thread of its own, for a
-** caller with other work before its first question about a stack (which
-** waits for it). */
-void ht_reader_stacks_start(HtReader *r) HT_HIDDEN;
+/* Begin loading a sealed tape's dictionaries and stack table on a thread
+** of their own, for a caller with other work before its first question
+** about a name or a stack (which waits for them). */
+void ht_reader_names_start(HtReader *r) HT_HIDDEN;
 
 #define HT_FRAME_IS_LOC(v) ((v) & 1)
 #define HT_FRAME_IP(v)     ((v) >> 1)

@@ -117,11 +117,13 @@ struct HtReader {
                              ** (ht_reader_stacks_load) */
   size_t nstk, capstk;       /* packets waiting, allocated */
   uint64_t stk_nodes;        /* the nodes their headers announce */
-  int stk_thread;            /* stk_thr decodes them (ht_reader_stacks_start):
-                             ** until it is joined, nodes and nnodes are its */
-  pthread_t stk_thr;
-  uint64_t stk_bad, stk_bad_bytes, stk_bad_off; /* its damaged packets: count,
-                             ** bytes, the first's offset */
+  uint64_t stk_bad, stk_bad_bytes, stk_bad_off; /* damaged STACKS packets:
+                             ** count, bytes, the first's offset */
+  int dict_wait;             /* a sealed tape's DICT packets (dict_off) wait
+                             ** for a first question about a name */
+  uint64_t dict_bad, dict_bad_off; /* damaged DICT packets, the first's offset */
+  int names_thread;          /* names_thr loads both (ht_reader_names_start) */
+  pthread_t names_thr;
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
@@ -164,14 +166,15 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
 ** when malformed (the nodes before the damage stay). */
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
 /* Decode the n STACKS packets at r->stk_off into r's table, their damage
-** into r->stk_bad...; the table's room is made. Runs on stk_thr, or on
+** into r->stk_bad...; the table's room is made. Runs on names_thr, or on
 ** the caller. */
 void ht_sealstacks_decode(HtReader *r, size_t n) HT_HIDDEN;
 /* Each frame of a STACKS body to fn, *next its first id (then the next
 ** body's): 0, or -1 when malformed. */
 int ht_sealstacks_walk(const uint8_t *p, const uint8_t *end, uint32_t *next,
                        void (*fn)(void *ctx, uint64_t frame), void *ctx) HT_HIDDEN;
-/* Decode the STACKS packets the scan left for later (reader.c). */
+/* Decode the STACKS packets the scan left for later, or wait for them
+** (reader.c). */
 void ht_reader_stacks_load(HtReader *r) HT_HIDDEN;
 
 /* -- sealread.c, for reader.c ---------------------------------------------- */
