@@ -305,7 +305,7 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/regression_dr
 REGRESS_BIN = $(patsubst %,$(B)/san/regress_%,$(FUZZ_TARGETS))
 # The fuzz targets get the reader and writer, and the model with the sealed
 # tape's aggregate section and the heap map's layout (fuzz_sealed loads them).
-FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c snaps.c frames.c resolve.c pump.c timeline.c access.c maplayout.c)
+FUZZ_SRC = $(CORE_SRC) $(BASE_TOOL_SRC) $(addprefix src/analyze/,model.c agg.c snaps.c frames.c resolve.c pump.c timeline.c access.c maplayout.c aggnames.c callers.c)
 $(B)/san/regress_%: tests/fuzz/%.c tests/fuzz/regression_driver.c $(FUZZ_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(SAN) -Isrc -o $@ tests/fuzz/regression_driver.c $< $(FUZZ_SRC) $(LDLIBS_FORMAT) -lm

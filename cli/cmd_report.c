@@ -213,6 +213,8 @@ int cmd_report(int argc, char **argv)
   else ht_report_text(stdout, &m, &o);
   int failed = fflush(stdout) != 0 || ferror(stdout);
   if (failed) ht_cli_error("report: cannot write the report");
+  if (getenv("HEAPTAPE_READ_LOG"))  /* (a sealed tape's stored names: HT_A_NAMES) */
+    ht_cli_error("%s: sites named %s", path, m.group_depth ? "by the sealer" : "here");
   ht_model_free(&m);
   ht_cli_read_log(path, r);
   ht_reader_close(r);

@@ -411,9 +411,9 @@ static void agg_sites(HtModel *m, Rd *d, HtAggNames *nm, uint32_t **map, uint64_
   *map = malloc((n ? n : 1) * sizeof(uint32_t));
   if (!*map) { d->bad = 1; m->oom = 1; return; }
   *nmap = n;
-  if (nm->n != n) ht_aggnames_free(nm);
-  uint32_t *first = nm->n ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
-  if (nm->n && !first) ht_aggnames_free(nm);
+  if (nm->n != n) ht_aggnames_free(nm);  /* (nm->depth: the names are there) */
+  uint32_t *first = nm->depth ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
+  if (nm->depth && !first) ht_aggnames_free(nm);
   uint32_t nstack = ht_reader_stack_count(m->r), from = m->nsite;
   if (ht_model_reserve_sites(m, n)) d->bad = 1;  /* (rd_count bounds n) */
   else if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ)
@@ -426,7 +426,7 @@ static void agg_sites(HtModel *m, Rd *d, HtAggNames *nm, uint32_t **map, uint64_
     if (!d->bad && ((*map)[i] = agg_site_named(m, v, nstack, nm, first, i)) == UINT32_MAX)
       d->bad = 1;
   }
-  if (nm->n && !d->bad) {    /* the report's groups, at the depth they were made */
+  if (nm->depth && !d->bad) {  /* the report's groups, at the depth they were made */
     agg_sites_named(m, d, first, nm->nloc, from);
     m->group_depth = nm->depth;
     m->ngroup = nm->ngroup;

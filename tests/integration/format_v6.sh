@@ -21,13 +21,13 @@ if [ -x "$PY" ]; then
     "$HEAPTAPE" record --journal --$m -o "$TMP/$m.tape" -- $PY "$S" >/dev/null 2>&1
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
     sealed_copy "$TMP/$m.tape" "$TMP/$m.sealed"
-    ok "record --$m, sealed: version 11 (sealed tapes from 7 include 6)" test "$(version "$TMP/$m.sealed")" = 11
+    ok "record --$m, sealed: version 12 (sealed tapes from 7 include 6)" test "$(version "$TMP/$m.sealed")" = 12
     "$HEAPTAPE" report "$TMP/$m.sealed" > "$TMP/r.out" 2>"$TMP/r.err"
     ok "record --$m, sealed: report names the Python site" \
       sh -c "grep -q 'grow $S:4' '$TMP/r.out' && [ ! -s '$TMP/r.err' ]"
   done
   "$HEAPTAPE" record --python -o "$TMP/pyd.tape" -- $PY "$S" >/dev/null 2>&1
-  ok "record --python, its sealed tape: version 11" test "$(version "$TMP/pyd.tape")" = 11
+  ok "record --python, its sealed tape: version 12" test "$(version "$TMP/pyd.tape")" = 12
   PYTHONPATH="$HT_BUILD/python" $PY -c "
 import heaptape
 heaptape.start('$TMP/own.tape')
@@ -44,16 +44,16 @@ if command -v ruby >/dev/null 2>&1; then
     ok "record --$m: version 6" test "$(version "$TMP/$m.tape")" = 6
   done
   sealed_copy "$TMP/ruby.tape" "$TMP/ruby.sealed"
-  ok "record --ruby, sealed: version 11" test "$(version "$TMP/ruby.sealed")" = 11
+  ok "record --ruby, sealed: version 12" test "$(version "$TMP/ruby.sealed")" = 12
 fi
 
 # native tapes: 1, sealed 7 (record's default output, or heaptape seal's)
 "$HEAPTAPE" record -o "$TMP/nd.tape" -- /bin/true >/dev/null 2>&1
-ok "native, record's sealed tape: version 11" test "$(version "$TMP/nd.tape")" = 11
+ok "native, record's sealed tape: version 12" test "$(version "$TMP/nd.tape")" = 12
 "$HEAPTAPE" record --journal -o "$TMP/n.tape" -- /bin/true >/dev/null 2>&1
 ok "native journal: version 1" test "$(version "$TMP/n.tape")" = 1
 sealed_copy "$TMP/n.tape" "$TMP/n.sealed"
-ok "native sealed: version 11" test "$(version "$TMP/n.sealed")" = 11
+ok "native sealed: version 12" test "$(version "$TMP/n.sealed")" = 12
 
 # tapes written before version 6 with Python and Ruby locations
 ok "old Python journal: version 1" test "$(version "$DATA/python_v1.tape")" = 1
@@ -68,19 +68,19 @@ ok "old Ruby journal reads" sh -c "'$HEAPTAPE' report '$DATA/ruby_v1.tape' | gre
 cp "$DATA/sealed_v5_python.tape" "$TMP/again.tape"
 "$HEAPTAPE" seal "$TMP/again.tape" >/dev/null 2>&1
 "$HEAPTAPE" report "$TMP/again.tape" 2>/dev/null | tail -n +2 > "$TMP/again.body"
-ok "seal rewrites an old sealed version 5 as 11, with the same report" \
-  sh -c "[ '$(version "$TMP/again.tape")' = 11 ] && [ -s '$TMP/o.body' ] && cmp -s '$TMP/o.body' '$TMP/again.body'"
+ok "seal rewrites an old sealed version 5 as 12, with the same report" \
+  sh -c "[ '$(version "$TMP/again.tape")' = 12 ] && [ -s '$TMP/o.body' ] && cmp -s '$TMP/o.body' '$TMP/again.body'"
 
 # a newer version: one line naming both
-$PY - "$DATA/python_v1.tape" "$TMP/v12.tape" <<'PYEOF'
+$PY - "$DATA/python_v1.tape" "$TMP/v13.tape" <<'PYEOF'
 import sys, zlib, struct
 d = bytearray(open(sys.argv[1], 'rb').read())
-d[8] = 12
+d[8] = 13
 n = 16 + struct.unpack_from('<I', d, 12)[0]
 struct.pack_into('<I', d, n, zlib.crc32(bytes(d[:n])))
 open(sys.argv[2], 'wb').write(d)
 PYEOF
-"$HEAPTAPE" report "$TMP/v12.tape" > /dev/null 2>"$TMP/v12.err"
-ok "version 12: refused (exit 1)" test $? = 1
-ok "version 12: one line naming 12 and 1 to 11" sh -c "[ \$(wc -l < '$TMP/v12.err') = 1 ] && grep -q 'version 12 is not supported (this heaptape reads versions 1 to 11)' '$TMP/v12.err'"
+"$HEAPTAPE" report "$TMP/v13.tape" > /dev/null 2>"$TMP/v13.err"
+ok "version 13: refused (exit 1)" test $? = 1
+ok "version 13: one line naming 13 and 1 to 12" sh -c "[ \$(wc -l < '$TMP/v13.err') = 1 ] && grep -q 'version 13 is not supported (this heaptape reads versions 1 to 12)' '$TMP/v13.err'"
 finish

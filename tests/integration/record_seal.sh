@@ -121,7 +121,7 @@ ok "sealed while the program ran in $concurrent of the cases above" [ "$concurre
 # needs a sealed tape.
 rec plain -- "$PROGS/viz_grow" 0.3
 ok "default: the tape is sealed" sh -c \
-  "\"$HEAPTAPE\" stats \"$TMP/plain.tape\" | grep -q 'format version   11' &&
+  "\"$HEAPTAPE\" stats \"$TMP/plain.tape\" | grep -q 'format version   12' &&
    grep -q 'sealed while the program ran\|sealed after the run' \"$TMP/plain.err\""
 ok "default: report names the allocating function" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/plain.tape\" | grep -q grow_step"
@@ -133,7 +133,7 @@ ok "--journal: the tape is a symbolised journal" sh -c \
 "$HEAPTAPE" seal "$TMP/jour.tape" >/dev/null 2>&1
 ok "--journal: heaptape seal seals it later" sh -c \
   "\"$HEAPTAPE\" report \"$TMP/jour.tape\" | grep -q grow_step &&
-   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   11'"
+   \"$HEAPTAPE\" stats \"$TMP/jour.tape\" | grep -q 'format version   12'"
 rec nosym --no-symbols -- "$PROGS/viz_grow" 0.3
 ok "--no-symbols: the tape is an unsymbolised journal" sh -c \
   "\"$HEAPTAPE\" stats \"$TMP/nosym.tape\" | grep -q 'format version   1' &&

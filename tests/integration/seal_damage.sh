@@ -5,7 +5,7 @@
 . "$(dirname "$0")/viz_common.inc"
 cp "$DATA/rep_basic.tape" "$TMP/s.tape"
 "$HEAPTAPE" seal "$TMP/s.tape" 2>/dev/null
-ok "the tape under test is sealed" sh -c "\"$HEAPTAPE\" stats \"$TMP/s.tape\" 2>/dev/null | grep -q 'format version   11'"
+ok "the tape under test is sealed" sh -c "\"$HEAPTAPE\" stats \"$TMP/s.tape\" 2>/dev/null | grep -q 'format version   12'"
 size=$(wc -c < "$TMP/s.tape")
 bad=0 n=0
 # try FILE: report and ops must end cleanly with at most one stderr line.

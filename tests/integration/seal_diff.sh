@@ -16,7 +16,9 @@ rec() { n=$1; shift; "$HEAPTAPE" record --journal -o "$TMP/$n.tape" "$@" >/dev/n
 has() { command -v "$1" >/dev/null 2>&1; }
 
 rec c -- "$HT_BUILD/progs/viz_grow" 0.2
-rec cxx -- "$HT_BUILD/progs/hard_threads"
+rec cxx -- "$HT_BUILD/progs/rec_cxx"
+ok "cxx: a C++ program allocating on five threads" sh -c \
+  "[ \$(\"$HEAPTAPE\" stats \"$TMP/cxx.tape\" | awk '/^THREADS/ {t = 1; next} t && \$4 > 1000' | wc -l) -ge 5 ]"
 rec sampled --sample 4096 -- "$HT_BUILD/progs/viz_grow" 0.2
 # Pool blocks of 5 GiB among small ones at the same addresses: the sealer's
 # table keeps them whole beside the packed ones (a value too large for 32 bits).
@@ -54,7 +56,9 @@ mkdir "$TMP/j" "$TMP/s"
 # Outputs of every analysis of tape.tape in directory $1, into $1/out.
 analyse() {
   (cd "$1" && {
-    for a in "" --json --memprof --leaks --peak --temporary --by-stack "--json --paths"; do
+    # (--stacks 3, --wrapper: other groups than the sealer stored, named here)
+    for a in "" --json --memprof --leaks --peak --temporary --by-stack "--json --paths" \
+             "--stacks 3" "--paths 0 --top 30" "--wrapper main"; do
       echo "== report $a"; "$HEAPTAPE" report $a tape.tape 2>&1
     done
     d=$("$HEAPTAPE" stats tape.tape 2>/dev/null | awk '/duration/ {print $2}')
@@ -93,7 +97,7 @@ for t in "$TMP"/*.tape; do
   n=$(basename "$t" .tape)
   cp "$t" "$TMP/j/tape.tape"; cp "$t" "$TMP/s/tape.tape"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "$n: sealed (version 11)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   11'"
+  ok "$n: sealed (version 12)" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q 'format version   12'"
   cp "$TMP/s/tape.tape" "$TMP/once"
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
   ok "$n: sealing twice changes nothing" cmp -s "$TMP/once" "$TMP/s/tape.tape"
@@ -113,6 +117,14 @@ for t in "$TMP"/*.tape; do
   # Version 3 tapes carry the figures: these analyses read no event.
   ok "$n: the sealed tape has its aggregate section" sh -c \
     "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" 2>/dev/null | grep -q '^  sealed  *yes: report'"
+  # Version 12 carries the sites' names, which the report above used (and
+  # not with another --wrapper, or of the journal).
+  ok "$n: report groups the sealed tape's stacks as the sealer named them" sh -c \
+    "cd \"$TMP\" && HEAPTAPE_READ_LOG=1 \"$HEAPTAPE\" report s/tape.tape 2>&1 >/dev/null |
+       grep -q ': sites named by the sealer\$' &&
+     HEAPTAPE_READ_LOG=1 \"$HEAPTAPE\" report --wrapper main s/tape.tape 2>&1 >/dev/null |
+       grep -q ': sites named here\$' &&
+     HEAPTAPE_READ_LOG=1 \"$HEAPTAPE\" report j/tape.tape 2>&1 >/dev/null | grep -q ': sites named here\$'"
 done
 # `record` seals the tape it finalises (the default; --seal says so).
 "$HEAPTAPE" record -o "$TMP/sealrec.tape" -- "$HT_BUILD/progs/viz_grow" 0.2 >/dev/null 2>&1
@@ -131,8 +143,9 @@ ok "record: heapmap reads the sealed tape's events once" sh -c \
 # version 5 (columns compressed together, before version 7) and version 7
 # (frees without their births: lifetimes and heapmap keep a table) and
 # version 8 (each class's latest 64 freed addresses, a ring) and version 10
-# (heapmap reads twice, without the layout of version 11).
-for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst journal_reuse:9:reuse journal_reuse:10:reuse seal_burst:10:burst; do
+# (heapmap reads twice, without the layout of version 11) and version 11
+# (its sites named by the report, without the names of version 12).
+for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:reuse journal_reuse:7:reuse journal_reuse:8:reuse seal_burst:8:burst journal_reuse:9:reuse journal_reuse:10:reuse seal_burst:10:burst journal_reuse:11:reuse seal_burst:11:burst; do
   j=${p%%:*}; v=${p#*:}; n=${v#*:}; v=${v%%:*}
   cp "$DATA/$j.tape" "$TMP/j/tape.tape"; cp "$DATA/sealed_v${v}_$n.tape" "$TMP/s/tape.tape"
   ok "version $v sealed $n: format version $v" sh -c "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   $v'"
@@ -148,8 +161,8 @@ for p in rep_basic:2:basic rep_lua:2:lua journal_reuse:3:reuse journal_reuse:5:r
   ok "version $v sealed $n: the same addresses as its journal's" sh -c \
     "[ -s \"$TMP/j/allocs\" ] && cmp -s \"$TMP/j/allocs\" \"$TMP/s/allocs\""
   "$HEAPTAPE" seal "$TMP/s/tape.tape" 2>/dev/null
-  ok "version $v sealed $n: heaptape seal makes it version 11 with its aggregate section" sh -c \
-    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   11' &&
+  ok "version $v sealed $n: heaptape seal makes it version 12 with its aggregate section" sh -c \
+    "\"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q 'format version   12' &&
      \"$HEAPTAPE\" stats \"$TMP/s/tape.tape\" | grep -q '^  sealed  *yes: report'"
   analyse "$TMP/s"
   ok "version $v sealed $n, sealed again: every analysis the same" cmp -s "$TMP/j/out" "$TMP/s/out"
