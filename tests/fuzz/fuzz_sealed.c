@@ -4,8 +4,9 @@
 ** whole, checksums trusted so that mutations reach the column decoder,
 ** after stats' count of symbolised addresses (from the STACKS packets, the
 ** stack table not yet decoded), the model's load of its aggregate section
-** (or its pass), the page's snapshots (version 10: SNAPS packets,
-** loaded on demand) and the heap map's layout (version 11).
+** (or its pass) with the report's caller groups (version 12: the sites'
+** stored names), the page's snapshots (version 10: SNAPS packets, loaded
+** on demand) and the heap map's layout (version 11).
 ** Property: no crash, no leak, sealing loses no event. */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "format/sealw.h"
 #include "analyze/model.h"
 #include "analyze/agg.h"
+#include "analyze/callers.h"
 #include "analyze/snaps.h"
 #include "analyze/maplayout.h"
 
@@ -91,6 +93,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       HtModel m;
       if (!ht_model_init(&m, r, NULL)) {
         ht_agg_model(&m);
+        /* The report's groups (stored ones when the tape has them) and
+        ** the lines of a few. */
+        HtCallers c;
+        if (!ht_callers_init(&c, &m, HT_CALLERS_DEPTH)) {
+          for (uint32_t i = 0; i < m.nsite; i++) {
+            int64_t id = ht_callers_id(&c, i);
+            if (id >= (int64_t)c.nid) abort();
+            if (i < 64) free(ht_callers_text(&c, i));
+          }
+          ht_callers_free(&c);
+        }
         ht_model_free(&m);
       }
       /* The page's snapshots (version 10: the SNAPS packets, loaded lazily). */

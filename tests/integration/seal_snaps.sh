@@ -58,7 +58,8 @@ EOF
 kinds=$(python3 "$TMP/pk.py" kinds "$TMP/s.tape")
 ok "the sealed tape has SNAPS packets (kind 11)" sh -c "echo ' $kinds ' | grep -q ' 11 '"
 tags=$(python3 "$TMP/pk.py" aggtags "$TMP/s.tape")
-ok "its AGG packets hold the figures without the snapshots ($tags)" [ "$tags" = "1 2 3 4 5 6" ]
+# (11: the sites' names, version 12, before the sites)
+ok "its AGG packets hold the figures without the snapshots ($tags)" [ "$tags" = "1 2 3 11 4 5 6" ]
 
 d=$("$HEAPTAPE" stats "$TMP/j.tape" 2>/dev/null | awk '/duration/ {print $2}')
 at=$(awk -v d="$d" 'BEGIN {printf "%.6f", d / 2}')
