@@ -407,8 +407,10 @@ static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *m
     }
     for (uint64_t i = 0; i < nb; i++) band[i][0] = prev += (uint64_t)ht_unzigzag(band[i][0]);
     for (uint64_t i = 0; i < nb; i++) {
-      if (i + 8 < nb && !m->o.split)  /* the site map's slot of a later site */
-        ht_map_prefetch(&m->site_of, band[i + 8][0]);
+      if (i + 8 >= nb) {}    /* the index's slot of a later site: */
+      else if (m->by_stack_id && band[i + 8][0] < m->csite_last)
+        __builtin_prefetch(&m->site_last[band[i + 8][0]]);
+      else if (!m->o.split) ht_map_prefetch(&m->site_of, band[i + 8][0]);
       if ((map[i0 + i] = agg_site_named(m, band[i], nstack, nm, first, i0 + i)) ==
           UINT32_MAX) { d->bad = 1; return; }
     }
@@ -429,7 +431,7 @@ static void agg_sites(HtModel *m, Rd *d, HtAggNames *nm, uint32_t **map, uint64_
   uint32_t *first = nm->depth ? calloc(nm->nloc ? nm->nloc : 1, sizeof(uint32_t)) : NULL;
   if (nm->depth && !first) ht_aggnames_free(nm);
   uint32_t nstack = ht_reader_stack_count(m->r), from = m->nsite;
-  if (ht_model_reserve_sites(m, n)) d->bad = 1;  /* (rd_count bounds n) */
+  if (ht_model_reserve_sites(m, n, nstack)) d->bad = 1;  /* (rd_count bounds n) */
   else if (ht_reader_header(m->r)->version >= HT_VERSION_SEALED_COLZ)
     agg_site_cols(m, d, n, k, *map, nstack, nm, first);
   for (uint64_t i = 0; ht_reader_header(m->r)->version < HT_VERSION_SEALED_COLZ && i < n &&

@@ -183,7 +183,7 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember, uint32_
   if (m->o.split) /* thread ids are below 2^22; hash collisions probe on */
     key = ht_hash64((uint64_t)stack | (uint64_t)tid << 32 | (uint64_t)rt << 63);
   uint64_t *v;
-  for (; (v = ht_map_get(&m->site_of, key)); key++) {
+  for (; !m->by_stack_id && (v = ht_map_get(&m->site_of, key)); key++) {
     const HtSite *s = &m->site[*v];
     if (s->stack == stack && s->tid == tid && s->rt == rt)
       return model_site_last(m, stack, (uint32_t)*v, remember);
@@ -200,6 +200,16 @@ static uint32_t model_site(HtModel *m, const HtBlock *blk, int remember, uint32_
   s->rt = (uint8_t)rt;
   s->loc = loc;
   s->stamp = m->epoch;
+  if (m->by_stack_id) {      /* site_last is the index: kept whatever remember says */
+    if (stack >= m->csite_last &&
+        ht_grow(&m->site_last, &m->csite_last, (size_t)stack + 1, sizeof(uint32_t))) {
+      m->oom = 1;
+      m->nsite--;
+      return UINT32_MAX;
+    }
+    m->site_last[stack] = id + 1;
+    return id;
+  }
   if (ht_map_put(&m->site_of, key, id)) { m->oom = 1; m->nsite--; return UINT32_MAX; }
   return model_site_last(m, stack, id, remember);
 }
@@ -233,7 +243,7 @@ uint32_t ht_model_site_at(HtModel *m, uint32_t stack, uint32_t tid, unsigned rt,
 }
 
 /* Room for n more sites, made at once (agg.c knows how many come). */
-int ht_model_reserve_sites(HtModel *m, size_t n)
+int ht_model_reserve_sites(HtModel *m, size_t n, uint32_t nstack)
 {
   /* Not zeroed (model_site clears each site it makes): 70k sites of
   ** cc1plus are 14 MB. */
@@ -244,7 +254,20 @@ int ht_model_reserve_sites(HtModel *m, size_t n)
     m->site = v;
     m->csite = need;
   }
-  if ((need > m->csite && !v) || ht_map_reserve(&m->site_of, need)) {
+  if (need > m->csite && !v) {
+    m->oom = 1;
+    return -1;
+  }
+  /* Sites by stack: an array of the stack ids, written where a site is
+  ** (cc1plus: 2.2 MB mapped, 70k entries), not a hash map of them (4 MB,
+  ** every slot cleared). */
+  if (!m->o.split && !m->nsite && !m->site_last) {
+    if (!(m->site_last = calloc((size_t)nstack + 1, sizeof(uint32_t)))) { m->oom = 1; return -1; }
+    m->csite_last = (size_t)nstack + 1;
+    m->by_stack_id = 1;
+    return 0;
+  }
+  if (ht_map_reserve(&m->site_of, need)) {
     m->oom = 1;
     return -1;
   }

@@ -152,6 +152,8 @@ struct HtModel {
   uint32_t *site_last;       /* stack id -> its last site's index + 1 (0: none):
                                 most stacks allocate on one thread only */
   size_t csite_last;         /* allocated */
+  int by_stack_id;           /* sites not split, found by site_last alone
+                                (ht_model_reserve_sites): site_of unused */
   HtLoc *loc;                /* locations by index */
   uint32_t nloc;             /* used */
   size_t cloc;               /* allocated */
@@ -254,7 +256,7 @@ uint32_t ht_model_loc(HtModel *m, uint32_t stack) HT_HIDDEN;
 /* Copy every site's live figures into its `at` figures (--at is now). */
 void ht_model_take_at(HtModel *m) HT_HIDDEN;
 /* Room for n more sites, made at once; 0 or -1 (OOM). */
-int ht_model_reserve_sites(HtModel *m, size_t n) HT_HIDDEN;
+int ht_model_reserve_sites(HtModel *m, size_t n, uint32_t nstack) HT_HIDDEN;
 HtThread *ht_model_thread(HtModel *m, uint32_t tid) HT_HIDDEN;
 void ht_model_replaced(HtModel *m, uint32_t si, uint32_t over) HT_HIDDEN;
 
