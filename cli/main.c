@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,11 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
   ht_huge_pages(1);   /* large tables on huge pages: src/base/grow.h */
+  /* Only the main thread prints; the reader's threads (names, decoding)
+  ** print nothing, but their existence made every putc take a lock (a
+  ** report's JSON: 1.2x). */
+  __fsetlocking(stdout, FSETLOCKING_BYCALLER);
+  __fsetlocking(stderr, FSETLOCKING_BYCALLER);
   if (argc < 2) { usage(stderr); return HT_EXIT_USAGE; }
   if (!strcmp(argv[1], "help") && argc > 2) {  /* help COMMAND: COMMAND --help */
     char *hargv[] = {argv[2], "--help", NULL};
