@@ -172,6 +172,9 @@ enum {
   HT_H_T0 = 11,       /* uleb: packet clock (ns) at the start: time zero */
   HT_H_LATE = 12,     /* uleb: recording began this many ns after the process
                       ** started (`heaptape attach`); absent: from the start */
+  HT_H_BLOCKS = 14,   /* version 12, sealed: u64 (8 bytes): the event blocks
+                         (SEVENTS, listed by INDEX) fill the file from the
+                         header's end to this offset; 0 when they do not */
   HT_H_ACCESS = 13,   /* uleb: accesses recorded (ACCESS packets), 1 in this
                       ** many (1 = all); absent: none recorded */
 };

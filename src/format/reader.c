@@ -156,6 +156,7 @@ static int64_t reader_header(HtReader *r, char *err, size_t errlen)
     case HT_H_T0: if (!ht_ruleb128(&q, qe, &v)) h->clock_start = v; break;
     case HT_H_LATE: if (!ht_ruleb128(&q, qe, &v)) h->late_ns = v; break;
     case HT_H_ACCESS: if (!ht_ruleb128(&q, qe, &v)) h->access_sample = v ? v : 1; break;
+    case HT_H_BLOCKS: if (n == 8 && r->sealed) r->blocks_end = ht_ru64(p); break;
     default: break; /* unknown fields are skipped */
     }
     p += n;
@@ -524,11 +525,62 @@ static inline void stacks_need(const HtReader *r)
 }
 
 /* Index every packet, load dictionaries and the trailer. */
+/* A sealed tape of version 12 says where its event blocks end: the scan
+** goes there at once when a packet begins there (or the file ends), and
+** INDEX lists the blocks (scan_index). Opening cc1plus's tape read its 64
+** blocks' headers, a page each: the time to open a tape must not grow
+** with its events. */
+static uint64_t scan_skip(HtReader *r, uint64_t off)
+{
+  uint64_t e = r->blocks_end;
+  if (!r->sealed || r->follow || off != r->hdr_len || e <= off || e > r->size ||
+      (e < r->size && (r->size - e < HT_PHEAD_SIZE || memcmp(r->data + e, HT_PMAGIC, 4))))
+    return off;
+  r->blocks_skipped = 1;
+  return e;
+}
+
+/* The blocks the scan went past, from INDEX: 0, or -1 when INDEX is missing
+** or does not fit them (the caller scans them then). */
+static int scan_index(HtReader *r)
+{
+  const uint8_t *p = r->index, *end = p ? p + r->index_len : NULL;
+  uint64_t prev = r->hdr_len, n = 0;
+  size_t npk0 = r->npk;
+  while (p && p < end) {
+    uint64_t v[5];
+    for (int i = 0; i < 5; i++)
+      if (ht_ruleb128(&p, end, &v[i])) goto bad;
+    /* (seq0, ts0, off, nev, a0): offsets rising through the blocks */
+    if (v[2] < prev || v[2] > r->blocks_end - HT_PHEAD_SIZE || (n && v[2] == prev)) goto bad;
+    if (ht_grow(&r->pk, &r->cappk, r->npk + 1, sizeof(PacketRef))) goto bad;
+    r->pk[r->npk++] = (PacketRef){.off = v[2], .seq0 = v[0], .seq1 = UINT64_MAX, .ts0 = v[1],
+                                  .nev = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3],
+                                  .pid = r->hdr.pid, .crc_due = !r->nocrc, .head_due = 1};
+    r->st.event_packets++;
+    r->st.packets++;
+    r->st.events += v[3];
+    prev = v[2];
+    n++;
+  }
+  if (p && (n || r->blocks_end == r->hdr_len)) return 0;
+bad:
+  for (size_t i = npk0; i < r->npk; i++) {
+    r->st.event_packets--;
+    r->st.packets--;
+    r->st.events -= r->pk[i].nev;
+  }
+  r->npk = npk0;
+  return -1;
+}
+
 static int reader_scan(HtReader *r, uint64_t off)
 {
-  uint64_t end_ts = 0, base0 = r->ts_base;
+  uint64_t end_ts = 0, base0 = r->ts_base, end = r->size;
   int have_ts = r->have_ts;  /* (a followed tape's later scans keep time zero) */
-  while (off < r->size) {
+  off = scan_skip(r, off);
+again:
+  while (off < end) {
     uint64_t n = packet_block(r, off);
     int crc_due = n != 0;
     if (!n) n = packet_check(r, off);
@@ -620,6 +672,15 @@ static int reader_scan(HtReader *r, uint64_t off)
       off += n;
       continue;
     }
+    if (r->sealed && kind == HT_P_INDEX) {  /* the blocks' list, when the scan skipped them */
+      if (r->blocks_skipped && !r->index) {
+        const uint8_t *b = ht_reader_body(r->zd, h + HT_PHEAD_SIZE, pr.blen, pr.rawlen, flags,
+                                          &r->index_own);
+        if (b) { r->index = b; r->index_len = pr.rawlen; }
+      }
+      off += n;
+      continue;
+    }
     if (r->sealed && (kind == HT_P_META || kind == HT_P_STACKS || kind == HT_P_MODULES)) {
       if (kind == HT_P_STACKS && r->nnodes <= 1) reader_stacks_room(r, off);
       const uint8_t *b = scan_body(r, h, &pr);
@@ -668,6 +729,13 @@ static int reader_scan(HtReader *r, uint64_t off)
     }
     off += n;
   }
+  if (r->blocks_skipped && end == r->size && scan_index(r)) {
+    end = r->blocks_end;     /* no usable INDEX: the blocks scanned after all */
+    off = r->hdr_len;
+    r->blocks_skipped = 0;
+    goto again;
+  }
+  if (end != r->size) off = r->size;
   r->scan_off = off;
   if (!r->follow) {  /* (a followed tape's polls use it again) */
     free(r->scratch);
@@ -1441,6 +1509,7 @@ void ht_reader_close(HtReader *r)
   free(r->agg);
   free(r->snap_off);
   free(r->stk_off);
+  free(r->index_own);
   free(r->scratch);
   for (size_t i = 0; i < r->nmods; i++) free(r->mods[i].path);
   free(r->mods);

@@ -26,6 +26,9 @@ typedef struct PacketRef {
   uint32_t nev;              /* events announced */
   int crc_due;               /* a sealed block whose checksum is verified when
                              ** it is decoded, not by the scan */
+  int head_due;              /* a sealed block known from INDEX only: its
+                             ** header is read when it is decoded (blen,
+                             ** rawlen, flags, seq1 until then unknown) */
 } PacketRef;
 
 typedef struct StackNode {
@@ -119,6 +122,12 @@ struct HtReader {
   uint64_t stk_nodes;        /* the nodes their headers announce */
   uint64_t stk_bad, stk_bad_bytes, stk_bad_off; /* damaged STACKS packets:
                              ** count, bytes, the first's offset */
+  uint64_t blocks_end;       /* version 12: HT_H_BLOCKS, the event blocks' end */
+  int blocks_skipped;        /* the scan went past them: INDEX lists them */
+  const uint8_t *index;      /* that INDEX's body (decompressed: owned when
+                             ** index_own), or NULL */
+  size_t index_len;
+  uint8_t *index_own;
   int dict_wait;             /* a sealed tape's DICT packets (dict_off) wait
                              ** for a first question about a name */
   uint64_t dict_bad, dict_bad_off; /* damaged DICT packets, the first's offset */

@@ -239,13 +239,34 @@ static int seal_unzip(SealDec *d, SealCur *c, const uint8_t *p, const uint8_t *e
   return 0;
 }
 
+/* A block known from INDEX only: its header, read now (INDEX's offsets
+** are within the blocks, a header's length is checked against the file),
+** must say what INDEX said. 0, or -1 when it does not. */
+static int seal_head(const HtReader *r, PacketRef *pk)
+{
+  const uint8_t *h = r->data + pk->off;
+  if (pk->off > r->size || r->size - pk->off < HT_PHEAD_SIZE || memcmp(h, HT_PMAGIC, 4) ||
+      h[4] != HT_P_SEVENTS || (h[5] & ~HT_PF_KNOWN))
+    return -1;
+  pk->blen = ht_ru32(h + 8);
+  pk->rawlen = ht_ru32(h + 12);
+  pk->flags = h[5];
+  pk->seq1 = ht_ru64(h + 32);
+  if (pk->blen > HT_PACKET_MAX || pk->rawlen > HT_PACKET_MAX ||
+      r->size - pk->off - HT_PHEAD_SIZE < pk->blen || ht_ru64(h + 24) != pk->seq0 ||
+      pk->seq1 < pk->seq0 || ht_ru64(h + 40) != pk->ts0 || ht_ru32(h + 48) != pk->nev)
+    return -1;
+  return 0;
+}
+
 /* Open the decoder's next block: its columns. 1 opened (d->sc NULL if it
 ** was dropped as damaged), 0 none left, <0 error. */
 static int seal_open(SealDec *d)
 {
   const HtReader *r = d->r;
   if (d->next_pk < r->npk) {
-    const PacketRef *pk = &r->pk[d->next_pk];
+    PacketRef head = r->pk[d->next_pk];   /* (r->pk is the reader's: read only here) */
+    const PacketRef *pk = &head;
     d->next_pk += d->stride;
     SealCur *c = d->spare;
     if (c) memset(c, 0, offsetof(SealCur, fring));
@@ -254,6 +275,10 @@ static int seal_open(SealDec *d)
     d->sc = c;
     ht_seal_classes_reset(&c->cls);
     c->off = pk->off;
+    if (pk->head_due && seal_head(r, &head)) {
+      seal_bad(d, "header");
+      return 1;
+    }
     if (pk->crc_due && !ht_reader_crc_ok(r->data + pk->off, pk->blen)) {
       seal_bad(d, "checksum");
       return 1;

@@ -54,6 +54,7 @@ struct HtSealW {
   size_t raw_bound;          /* the columns' bytes are at most this (sealw_room) */
   uint64_t seen[HT_SEAL_SEEN / 64]; /* bits: addresses the block knows freed, hashed */
   size_t hlen;               /* bytes of the header */
+  int mixed;                 /* a packet other than a block among the blocks */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
@@ -325,7 +326,10 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
     break;
   case HT_EV_MODULE:
     /* Listed apart too, so a reader knows every module without a pass. */
-    if (w->mods.n > HT_PACKET_MAX / 2) sealw_modules(w);
+    if (w->mods.n > HT_PACKET_MAX / 2) {
+      sealw_modules(w);
+      w->mixed = 1;
+    }
     col_uleb(w, &w->mods, ev->addr);
     col_uleb(w, &w->mods, ev->len);
     col_mem(w, &w->mods, ev->str, ev->len);
@@ -375,12 +379,34 @@ static void sealw_free(HtSealW *w)
 }
 
 /* The journal's header as a sealed tape's (malloc'd, *len bytes), or NULL. */
-static uint8_t *sealw_header(const HtReader *r, size_t *len)
+/* The sealed tape's header: the journal's, sealed, with HT_H_BLOCKS
+** (blocks_end; a field the journal had of that tag dropped). */
+static uint8_t *sealw_header(const HtReader *r, uint64_t blocks_end, size_t *len)
 {
-  const uint8_t *d = ht_reader_bytes(r, len);
-  uint8_t *h = malloc(*len);
-  if (!h) return NULL;
-  memcpy(h, d, *len);
+  size_t jl;
+  const uint8_t *d = ht_reader_bytes(r, &jl);
+  uint8_t *h = malloc(jl + 10);
+  if (!h || jl < HT_HEADER_FIXED + 4) { free(h); return NULL; }
+  memcpy(h, d, HT_HEADER_FIXED);
+  size_t n = HT_HEADER_FIXED;
+  for (const uint8_t *p = d + HT_HEADER_FIXED, *end = d + jl - 4; p < end;) {
+    const uint8_t *field = p;
+    uint64_t tag, fl;
+    if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &fl) || fl > (uint64_t)(end - p)) {
+      free(h);
+      return NULL;
+    }
+    p += fl;
+    if (tag == HT_H_BLOCKS) continue;
+    memcpy(h + n, field, (size_t)(p - field));
+    n += (size_t)(p - field);
+  }
+  h[n++] = HT_H_BLOCKS;
+  h[n++] = 8;
+  ht_wu64(h + n, blocks_end);
+  n += 8;
+  ht_wu32(h + 12, (uint32_t)(n - HT_HEADER_FIXED));
+  *len = n + 4;
   unsigned flags = (h[10] | h[11] << 8) | HT_F_SEALED;
   unsigned ver = HT_VERSION_SEALED;   /* Python and Ruby locations: 6 at least (7 is) */
   if (ht_reader_rtlocs(r) && ver < HT_VERSION_RTLOC) ver = HT_VERSION_RTLOC;
@@ -408,7 +434,7 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   }
   w->f = f;
   w->pid = ht_reader_header(r)->pid;
-  uint8_t *h = sealw_header(r, &w->hlen);
+  uint8_t *h = sealw_header(r, 0, &w->hlen);
   if (!h) { sealw_free(w); return NULL; }
   sealw_out(w, h, w->hlen);
   free(h);
@@ -417,7 +443,7 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
 
 /* The journal's dictionaries and accesses, as they are; the header again,
 ** from r's final reading (symbolisation sets a flag in it). */
-static void sealw_dicts(HtSealW *w, const HtReader *r)
+static void sealw_dicts(HtSealW *w, const HtReader *r, uint64_t blocks_end)
 {
   size_t n;
   const uint8_t *pk;
@@ -438,7 +464,7 @@ static void sealw_dicts(HtSealW *w, const HtReader *r)
     sealw_out(w, pk + HT_PHEAD_SIZE, n - HT_PHEAD_SIZE);
   }
   size_t hlen;
-  uint8_t *h = sealw_header(r, &hlen);
+  uint8_t *h = sealw_header(r, blocks_end, &hlen);
   if (!h) { w->err = w->err ? w->err : HEAPTAPE_E_NOMEM; return; }
   if (hlen != w->hlen) w->err = w->err ? w->err : HEAPTAPE_E_CORRUPT;
   else if (!w->err && (fflush(w->f) || pwrite(fileno(w->f), h, hlen, 0) != (ssize_t)hlen))
@@ -469,7 +495,8 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
                     uint64_t unresolved, const uint8_t *agg, size_t agglen)
 {
   sealw_flush(w);
-  sealw_dicts(w, r);
+  /* The blocks end here, unless a MODULES packet came among them. */
+  sealw_dicts(w, r, w->mixed ? 0 : w->off);
   const HtReadStats *st = ht_reader_stats(r);
   Col m = {0}, f = {0};
   uint64_t dmg[] = {st->damaged, st->damaged_bytes, st->truncated_bytes, st->foreign,
