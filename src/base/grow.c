@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "grow.h"
 
-#define HUGE_PAGE ((size_t)2 << 20)   /* x86-64's transparent huge page */
+#define HUGE_PAGE HT_HUGE_PAGE
 
 static int huge_on;                   /* ht_huge_pages: the tools only */
 

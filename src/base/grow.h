@@ -18,6 +18,7 @@ int ht_grow(void *arrp, size_t *cap, size_t need, size_t sz) HT_HIDDEN;
 ** its flame tree); the recorder never does: inside a profiled program its
 ** memory stays as plain as it can. */
 void ht_huge_pages(int on) HT_HIDDEN;
+#define HT_HUGE_PAGE ((size_t)2 << 20)  /* x86-64's transparent huge page */
 /* After ht_huge_pages(1): the heap's first 64 MiB on huge pages too (for
 ** the commands that load an aggregate section; grow.c says why). */
 void ht_huge_heap(void) HT_HIDDEN;
