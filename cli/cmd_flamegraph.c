@@ -17,7 +17,8 @@
 static const char flame_usage[] =
   "usage: heaptape flamegraph [options] FILE -o flame.svg\n"
   "\n"
-  "  -o, --output FILE       file to write (default flame.svg; - for stdout)\n"
+  "  -o, --output FILE       file to write (default flame.svg, with --folded the\n"
+  "                          standard output; - for stdout)\n"
   "  --metric M              alloc (bytes allocated, default), inuse (live at\n"
   "                          --at, else at the end), peak (live at the peak),\n"
   "                          leaks (live at the end), temporary (count of\n"
@@ -34,7 +35,7 @@ static const char flame_usage[] =
 /* `heaptape flamegraph`: parse its arguments and run it; returns the exit status. */
 int cmd_flamegraph(int argc, char **argv)
 {
-  const char *out = "flame.svg", *path = NULL, *title = NULL;
+  const char *out = NULL, *path = NULL, *title = NULL;
   HtFlameMetric metric = HT_FM_ALLOC;
   uint64_t at_ns = UINT64_MAX;
   int folded = 0, rc = HT_EXIT_USAGE;
@@ -75,6 +76,7 @@ int cmd_flamegraph(int argc, char **argv)
     }
   }
   if (!path) { ht_args_missing(&a, "tape"); goto done; }
+  if (!out) out = folded ? "-" : "flame.svg";  /* (folded text is for a pipe, not an .svg) */
   rc = HT_EXIT_FAIL;
   HtReader *r;
   if (ht_cli_open_tape(path, &r)) goto done;
