@@ -524,7 +524,6 @@ static inline void stacks_need(const HtReader *r)
   if (HT_UNLIKELY(r->nstk)) ht_reader_stacks_load((HtReader *)r);
 }
 
-/* Index every packet, load dictionaries and the trailer. */
 /* A sealed tape of version 12 says where its event blocks end: the scan
 ** goes there at once when a packet begins there (or the file ends), and
 ** INDEX lists the blocks (scan_index). Opening cc1plus's tape read its 64
@@ -552,7 +551,9 @@ static int scan_index(HtReader *r)
     for (int i = 0; i < 5; i++)
       if (ht_ruleb128(&p, end, &v[i])) goto bad;
     /* (seq0, ts0, off, nev, a0): offsets rising through the blocks */
-    if (v[2] < prev || v[2] > r->blocks_end - HT_PHEAD_SIZE || (n && v[2] == prev)) goto bad;
+    if (v[2] < prev || (n && v[2] == prev) || v[2] > r->blocks_end ||
+        r->blocks_end - v[2] < HT_PHEAD_SIZE)
+      goto bad;
     if (ht_grow(&r->pk, &r->cappk, r->npk + 1, sizeof(PacketRef))) goto bad;
     r->pk[r->npk++] = (PacketRef){.off = v[2], .seq0 = v[0], .seq1 = UINT64_MAX, .ts0 = v[1],
                                   .nev = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3],
@@ -563,7 +564,7 @@ static int scan_index(HtReader *r)
     prev = v[2];
     n++;
   }
-  if (p && (n || r->blocks_end == r->hdr_len)) return 0;
+  if (p && n) return 0;
 bad:
   for (size_t i = npk0; i < r->npk; i++) {
     r->st.event_packets--;
@@ -574,13 +575,14 @@ bad:
   return -1;
 }
 
+/* Index every packet, load dictionaries and the trailer. */
 static int reader_scan(HtReader *r, uint64_t off)
 {
-  uint64_t end_ts = 0, base0 = r->ts_base, end = r->size;
+  uint64_t end_ts = 0, base0 = r->ts_base, scan_end = r->size;
   int have_ts = r->have_ts;  /* (a followed tape's later scans keep time zero) */
   off = scan_skip(r, off);
 again:
-  while (off < end) {
+  while (off < scan_end) {
     uint64_t n = packet_block(r, off);
     int crc_due = n != 0;
     if (!n) n = packet_check(r, off);
@@ -738,13 +740,13 @@ again:
     }
     off += n;
   }
-  if (r->blocks_skipped && end == r->size && scan_index(r)) {
-    end = r->blocks_end;     /* no usable INDEX: the blocks scanned after all */
+  if (r->blocks_skipped && scan_end == r->size && scan_index(r)) {
+    scan_end = r->blocks_end;  /* no usable INDEX: the blocks scanned after all */
     off = r->hdr_len;
     r->blocks_skipped = 0;
     goto again;
   }
-  if (end != r->size) off = r->size;
+  if (scan_end != r->size) off = r->size;
   r->scan_off = off;
   if (!r->follow) {  /* (a followed tape's polls use it again) */
     free(r->scratch);

@@ -378,9 +378,9 @@ static void sealw_free(HtSealW *w)
   free(w);
 }
 
-/* The journal's header as a sealed tape's (malloc'd, *len bytes), or NULL. */
-/* The sealed tape's header: the journal's, sealed, with HT_H_BLOCKS
-** (blocks_end; a field the journal had of that tag dropped). */
+/* The journal's header as a sealed tape's (malloc'd, *len bytes), or NULL:
+** sealed, with HT_H_BLOCKS last (blocks_end; a field of that tag the
+** journal had dropped), 8 bytes so the header keeps its length. */
 static uint8_t *sealw_header(const HtReader *r, uint64_t blocks_end, size_t *len)
 {
   size_t jl;
