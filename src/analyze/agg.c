@@ -407,10 +407,11 @@ static void agg_site_cols(HtModel *m, Rd *d, uint64_t n, uint64_t k, uint32_t *m
     }
     for (uint64_t i = 0; i < nb; i++) band[i][0] = prev += (uint64_t)ht_unzigzag(band[i][0]);
     for (uint64_t i = 0; i < nb; i++) {
-      if (i + 8 >= nb) {}    /* the index's slot of a later site: */
-      else if (m->by_stack_id && band[i + 8][0] < m->csite_last)
-        __builtin_prefetch(&m->site_last[band[i + 8][0]]);
-      else if (!m->o.split) ht_map_prefetch(&m->site_of, band[i + 8][0]);
+      if (i + 8 < nb) {      /* the index's slot of a later site */
+        uint64_t later = band[i + 8][0];
+        if (m->by_stack_id && later < m->csite_last) __builtin_prefetch(&m->site_last[later]);
+        else if (!m->o.split) ht_map_prefetch(&m->site_of, later);
+      }
       if ((map[i0 + i] = agg_site_named(m, band[i], nstack, nm, first, i0 + i)) ==
           UINT32_MAX) { d->bad = 1; return; }
     }
