@@ -38,10 +38,19 @@ int ht_live_next(const HtLive *t, size_t *it, uint64_t *addr, void **payload) HT
 ** an empty table. */
 HT_INLINE void ht_live_dense(HtLive *t) { t->dense = 1; }
 
-/* The slot a key's probe starts from (before masking). */
+/* The slot a key's probe starts from (before masking). An address's 512
+** bytes get 64 neighbouring slots, one per 8 bytes (no allocator spaces
+** blocks closer, so a run is never over-full): blocks carved one after
+** another from fresh memory, as a program grows, are put side by side, not
+** each on a line of its own in a table of hundreds of MB. Sealing python3's
+** journal (3.4 M blocks live): 0.80x the time of a hash of the whole
+** address; 4 M blocks of 8 bytes freed in random order (mimalloc), where
+** nothing is near: 1.00x. Runs of 16-byte steps were over-full there (1.3x
+** at 64 of them), runs of 256 slots too long (1.5x). */
 HT_INLINE size_t ht_live_home(const HtLive *t, uint64_t k)
 {
-  return t->dense ? (size_t)(ht_hash64(k >> 4) << 4 | (k & 15)) : (size_t)ht_hash64(k);
+  return t->dense ? (size_t)(ht_hash64(k >> 4) << 4 | (k & 15))
+                  : (size_t)(ht_hash64(k >> 9) << 6 | (k >> 3 & 63));
 }
 
 /* Start loading the slot addr hashes to (lookahead pipelines). */
