@@ -43,10 +43,11 @@ HT_INLINE void ht_live_dense(HtLive *t) { t->dense = 1; }
 ** blocks closer, so a run is never over-full): blocks carved one after
 ** another from fresh memory, as a program grows, are put side by side, not
 ** each on a line of its own in a table of hundreds of MB. Sealing python3's
-** journal (3.4 M blocks live): 0.80x the time of a hash of the whole
+** journal (3.4 M blocks live): 0.73-0.90x the time of a hash of the whole
 ** address; 4 M blocks of 8 bytes freed in random order (mimalloc), where
-** nothing is near: 1.00x. Runs of 16-byte steps were over-full there (1.3x
-** at 64 of them), runs of 256 slots too long (1.5x). */
+** nothing is near: 1.00-1.12x. Runs of 16-byte steps were over-full there
+** (1.2-1.5x in runs of 64), runs of 256 slots too long (1.5x). Keys closer
+** than 8 bytes (not addresses) still work, in longer probes. */
 HT_INLINE size_t ht_live_home(const HtLive *t, uint64_t k)
 {
   return t->dense ? (size_t)(ht_hash64(k >> 4) << 4 | (k & 15))

@@ -194,6 +194,38 @@ static void live_matches(int dense)
 static void live_random(void) { live_matches(0); }
 static void live_dense(void) { live_matches(1); }
 
+/* Addresses 8 bytes apart in one 512-byte span get consecutive homes (what
+** keeps blocks carved one after another side by side), spans apart do not;
+** a span's 64 blocks and their neighbours' are all kept and found. */
+static void live_near(void)
+{
+  HtLive t;
+  ht_live_init(&t, 4 * sizeof(uint64_t));
+  const uint64_t base = 0x7f0000001000ull;
+  for (uint64_t k = 8; k < 512; k += 8)
+    CHECK_EQ(ht_live_home(&t, base + k), ht_live_home(&t, base) + k / 8);
+  size_t far = 0;
+  for (uint64_t s = 1; s <= 64; s++)
+    far += ht_live_home(&t, base + 512 * s) - ht_live_home(&t, base) > 64 &&
+           ht_live_home(&t, base) - ht_live_home(&t, base + 512 * s) > 64;
+  CHECK(far >= 60);  /* 64 bits of hash: a neighbouring span lands far away */
+  for (uint64_t k = 0; k < 64 * 512; k += 8) {  /* 64 spans, every step full */
+    int existed;
+    uint64_t *p = ht_live_put(&t, base + k, &existed);
+    CHECK(p && !existed);
+    live_fill(p, base + k);
+  }
+  CHECK_EQ(t.count, 64 * 64);
+  for (uint64_t k = 0; k < 64 * 512; k += 8) {
+    uint64_t *p = ht_live_get(&t, base + k);
+    CHECK(p && p[2] == (base + k) * 5);
+  }
+  for (uint64_t k = 0; k < 64 * 512; k += 16) CHECK_EQ(ht_live_del(&t, base + k, NULL), 1);
+  for (uint64_t k = 0; k < 64 * 512; k += 8)
+    CHECK_EQ(ht_live_get(&t, base + k) != NULL, (k & 8) != 0);
+  ht_live_free(&t);
+}
+
 /* Keys whose homes are all the last home of every table up to 2^16: their
 ** probes run off the end, doubling moves them all to the new last home,
 ** and only a table of 2^17 homes parts them. Every one is kept. A home is
@@ -237,6 +269,7 @@ int main(void)
   TEST(dec_digits);
   TEST(live_random);
   TEST(live_dense);
+  TEST(live_near);
   TEST(live_collide);
   return th_summary();
 }
