@@ -200,6 +200,11 @@ enum {
   HT_R_RESET = 9, HT_R_LOST = 10, HT_R_ALLOC_BACK = 11, HT_R_FREE_BACK = 12,
   HT_R_EXT = 31
 };
+/* EXT tags in EVENTS bodies. */
+enum {
+  HT_X_VOID = 1    /* first:uleb n:uleb -- numbers first..first+n-1 are never
+                      used: a follower need not wait for them */
+};
 #define HT_HEAD_X        0x80
 #define HT_HEAD_F1       0x20
 #define HT_HEAD_F2       0x40

@@ -879,6 +879,18 @@ static uint64_t implied_weight(const HtReader *r, uint64_t size)
   return w > 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
 }
 
+/* Remember an EXT VOID's numbers (payload [p, end)); a hint for holding
+** only, so a malformed one is ignored. */
+static void reader_void(HtReader *r, const uint8_t *p, const uint8_t *end)
+{
+  uint64_t first, n;
+  if (ht_ruleb128(&p, end, &first) || ht_ruleb128(&p, end, &n) || !n || first + n < first)
+    return;
+  unsigned i = r->nvoid++ % HT_READER_VOIDS;
+  r->void_lo[i] = first;
+  r->void_end[i] = first + n;
+}
+
 /* Decode one record: 1 an event (in c->ev), 0 another record, -1 end of
 ** packet or damage (the rest of the packet is dropped). */
 static int cursor_record(HtReader *r, Cursor *c)
@@ -1033,6 +1045,7 @@ static int cursor_record(HtReader *r, Cursor *c)
     case HT_R_EXT:
       ULEB(v); ULEB(n);
       NEED(n <= (uint64_t)(c->end - c->p));
+      if (v == HT_X_VOID) reader_void(r, c->p, c->p + n);
       c->p += n;
       break;
     default:
@@ -1195,6 +1208,66 @@ static int reader_activate(HtReader *r)
   return 0;
 }
 
+/*
+** Held at a gap, look for the numbers of the gap in the packets not opened
+** yet: a thread says it leaves numbers unused (EXT VOID) before its next
+** event, so when the writer took its packet in between, the VOID opens
+** the thread's next packet, which sorts after the gap and so is not opened
+** before the gap is filled. Reads the leading records of the next few
+** packets, once each, without opening them (their stacks must get their
+** ids in order). Returns whether it learnt of a VOID.
+*/
+#define HT_READER_PEEK 8           /* packets after the gap looked at */
+static int reader_peek(HtReader *r)
+{
+  unsigned before = r->nvoid;
+  for (size_t i = r->next_pk; i < r->npk && i < r->next_pk + HT_READER_PEEK; i++) {
+    PacketRef *pk = &r->pk[i];
+    if (pk->peeked || pk->head_due) continue;
+    pk->peeked = 1;
+    uint8_t head[64];                  /* enough for TIME and VOID records */
+    const uint8_t *p = r->data + pk->off + HT_PHEAD_SIZE, *end;
+    if (pk->flags & HT_PF_ZSTD) {
+      ZSTD_inBuffer in = {p, pk->blen, 0};
+      ZSTD_outBuffer out = {head, sizeof(head), 0};
+      ZSTD_DCtx_reset(r->zd, ZSTD_reset_session_only);
+      size_t rc = ZSTD_decompressStream(r->zd, &out, &in);
+      ZSTD_DCtx_reset(r->zd, ZSTD_reset_session_only);
+      if (ZSTD_isError(rc)) continue;
+      p = head;
+      end = head + out.pos;
+    } else {
+      end = p + (pk->blen < sizeof(head) ? pk->blen : sizeof(head));
+    }
+    uint64_t tag, n;
+    while (p < end) {
+      if (*p == HT_R_TIME) { p++; if (ht_ruleb128(&p, end, &n)) break; continue; }
+      if (*p != HT_R_EXT) break;
+      p++;
+      if (ht_ruleb128(&p, end, &tag) || ht_ruleb128(&p, end, &n) || n > (uint64_t)(end - p)) break;
+      if (tag == HT_X_VOID) reader_void(r, p, p + n);
+      p += n;
+    }
+  }
+  return r->nvoid != before;
+}
+
+/* Is seq the next number to deliver (or one before it), counting the
+** numbers the tape said are never used (EXT VOID)? Moves seq_last past them. */
+static int reader_in_line(HtReader *r, uint64_t seq)
+{
+  for (int moved = 1; moved;) {
+    if (seq <= r->seq_last + 1) return 1;  /* (or came late: no use waiting) */
+    moved = 0;
+    for (unsigned i = 0; i < HT_READER_VOIDS; i++)
+      if (r->void_lo[i] <= r->seq_last + 1 && r->seq_last + 1 < r->void_end[i]) {
+        r->seq_last = r->void_end[i] - 1;
+        moved = 1;
+      }
+  }
+  return 0;
+}
+
 /* Next event in global order: 1 delivered, 0 at the end. The event's
 ** pointers stay valid until the next call. */
 int ht_reader_next(HtReader *r, HtEvent *ev)
@@ -1221,8 +1294,8 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
     ** before it would be delivered, so that its stacks get the ids a
     ** reader of the whole tape gives them (the missing packet first). */
     const PacketRef *pk = &r->pk[r->next_pk];
-    if (!r->nheap && pk->seq0 != r->seq_last + 1 &&
-        (pk->ts0 > r->ts_base ? pk->ts0 - r->ts_base : 0) >= r->hold_ts)
+    if (!r->nheap && (pk->ts0 > r->ts_base ? pk->ts0 - r->ts_base : 0) >= r->hold_ts &&
+        !reader_in_line(r, pk->seq0) && !(reader_peek(r) && reader_in_line(r, pk->seq0)))
       return 0;
     if (r->follow && pk->seq0 < r->act_max) r->reordered++;  /* it came late */
     else if (r->follow) r->act_max = pk->seq0;
@@ -1236,9 +1309,10 @@ int ht_reader_next(HtReader *r, HtEvent *ev)
   c = r->heap[0];
   /* A followed tape: a later event waits while a number is missing before
   ** it (in another thread's packet not written yet), at most until hold_ts. */
-  if (c->ev.ts >= r->hold_ts && c->ev.seq != r->seq_last + 1) return 0;
+  if (c->ev.ts >= r->hold_ts && !reader_in_line(r, c->ev.seq) &&
+      !(reader_peek(r) && reader_in_line(r, c->ev.seq))) return 0;
   *ev = c->ev;
-  r->seq_last = ev->seq;
+  if (ev->seq > r->seq_last) r->seq_last = ev->seq;  /* (one came late) */
   if (ev->ts < r->ts_last) ev->ts = r->ts_last;
   r->ts_last = ev->ts;
   if (ev->type == HT_EV_MODULE) ht_reader_learn_module(r, ev);

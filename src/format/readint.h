@@ -29,6 +29,8 @@ typedef struct PacketRef {
   int head_due;              /* a sealed block known from INDEX only: its
                              ** header is read when it is decoded (blen,
                              ** rawlen, flags, seq1 until then unknown) */
+  int peeked;                /* a followed journal: its leading EXT VOIDs
+                             ** were looked for (reader_peek) */
 } PacketRef;
 
 typedef struct StackNode {
@@ -50,6 +52,8 @@ typedef struct SymEntry {
   uint32_t first;            /* index of the first frame in syms */
   uint32_t n;                /* inline frames */
 } SymEntry;
+
+#define HT_READER_VOIDS 8         /* EXT VOIDs a reader remembers */
 
 struct HtReader {
   const uint8_t *data;       /* the tape bytes */
@@ -143,6 +147,10 @@ struct HtReader {
   uint64_t act_max;          /* a followed tape: largest seq0 opened so far */
   uint64_t reordered;        /* packets opened after one with a larger seq0 */
   uint64_t seq_last;         /* sequence number last delivered */
+  uint64_t void_lo[HT_READER_VOIDS], void_end[HT_READER_VOIDS]; /* the
+                                latest numbers said never to be used (EXT
+                                VOID), [lo, end): a hold need not wait */
+  unsigned nvoid;            /* VOIDs seen (the next slot: nvoid % VOIDS) */
   uint64_t names_gen;        /* bumped when a dictionary or module is loaded */
   int have_ts;               /* ts_base is set (from a packet) */
 };

@@ -77,6 +77,20 @@ void ht_stream_value(HtStream *s, unsigned type, uint64_t seq, uint64_t v)
   s->p = ht_wuleb128(p, v);
 }
 
+int ht_stream_void(HtStream *s, uint64_t first, uint64_t n)
+{
+  uint8_t pay[2 * HT_ULEB_MAX];
+  size_t len = (size_t)(ht_wuleb128(ht_wuleb128(pay, first), n) - pay);
+  if ((size_t)(s->end - s->p) < 3 + len) return -1;
+  uint8_t *p = s->p;
+  *p++ = HT_R_EXT;
+  *p++ = HT_X_VOID;
+  *p++ = (uint8_t)len;                 /* below 128: one byte of uleb */
+  memcpy(p, pay, len);
+  s->p = p + len;
+  return 0;
+}
+
 /* Forget every stack id of this stream. */
 void ht_stream_stack_reset(HtStream *s)
 {

@@ -24,8 +24,9 @@ static _Atomic uint64_t rec_count;   /* thread records claimed (seeds PRNGs) */
 
 #define REC_SLOTS (1u << 12)         /* initial stack tree hash slots per thread */
 #define REC_SLOTS_MAX (1u << 21)     /* the tree grows to this, then restarts */
-/* Room reserved once per event: RESET, STACK, TIME and two ALLOC/FREE. */
-#define REC_NEED(n) (1 + 1 + 2 * HT_ULEB_MAX + (size_t)(n) * HT_ULEB_MAX + \
+/* Room reserved once per event: VOID, RESET, STACK, TIME and two ALLOC/FREE. */
+#define REC_NEED(n) (3 + 2 * HT_ULEB_MAX + \
+                     1 + 1 + 2 * HT_ULEB_MAX + (size_t)(n) * HT_ULEB_MAX + \
                      1 + HT_ULEB_MAX + 2 * HT_REC_MAX)
 
 /* -- Thread records ------------------------------------------------------- */
@@ -468,7 +469,11 @@ static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
 ** thread's events (RSS, MODULE, LOST: ht_record_seq_shared) move the epoch in the
 ** upper bits of seq_mode after taking their number, so that a thread idle
 ** on a half-used block does not sort its next events before them. Numbers
-** left in a block are never used (gaps are allowed in the format). Always
+** left in a block are never used (gaps are allowed in the format), and the
+** thread says so in its stream before its next event (EXT VOID): one
+** following the journal need not wait for another thread's packet to fill
+** them (the writer takes its RSS number before it takes the threads'
+** partial packets, so the VOID is mostly in the packet it takes). Always
 ** called with the guard raised, so a signal handler never takes the same
 ** number.
 */
@@ -477,6 +482,10 @@ static uint32_t rec_capture(ThreadRec *t, uint64_t *v)
 static HT_NOINLINE uint64_t rec_seq_slow(ThreadRec *t)
 {
   uint32_t mode = atomic_load(&ht_g.seq_mode);
+  if (t->seq_next < t->seq_end) {       /* the epoch moved: the rest is void */
+    t->void_lo = t->seq_next;
+    t->void_n = t->seq_end - t->seq_next;
+  }
   if (mode & 1) {
     t->seq_end = 0;
     return atomic_fetch_add_explicit(&ht_g.seq, 1, memory_order_relaxed);
@@ -511,6 +520,10 @@ HT_INLINE uint64_t rec_seq(ThreadRec *t)
 HT_INLINE void rec_prepare(ThreadRec *t, uint32_t n)
 {
   ht_stream_need(&t->st, REC_NEED(n));
+  if (HT_UNLIKELY(t->void_n)) {
+    ht_stream_void(&t->st, t->void_lo, t->void_n);
+    t->void_n = 0;
+  }
   if (HT_UNLIKELY(t->reset_pending)) {
     t->reset_pending = 0;
     ht_stream_stack_reset(&t->st);

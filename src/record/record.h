@@ -53,6 +53,8 @@ typedef struct ThreadRec {
   HtUnwCache unw;        /* previous libunwind walk (stack-prefix cache) */
   uint64_t seq_next, seq_end; /* sequence numbers reserved for this thread */
   uint32_t seq_mode;     /* ht_g.seq_mode they were reserved under */
+  uint64_t void_lo, void_n; /* numbers of a block left unused, to be said
+                            (EXT VOID) before the thread's next record */
 } ThreadRec;
 
 /* Global recorder state: record.c reads it on every event, tape.c sets it

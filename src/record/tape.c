@@ -116,13 +116,15 @@ static void tape_rss(void)
                   pages * (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
-/* Periodic work: take partial buffers of every thread, RSS, module changes. */
+/* Periodic work: RSS, module changes, take partial buffers of every thread
+** (after the records that void the threads' blocks of numbers: the
+** threads' packets then say which numbers they will not use). */
 static void tape_periodic(void)
 {
-  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
-    for (int i = 0; i < 100 && !ht_record_steal(t, 0); i++) __builtin_ia32_pause();
   tape_rss();
   if (ht_maps_changed()) ht_maps_scan(&tape.own);
+  for (ThreadRec *t = atomic_load(&ht_g.threads); t; t = t->next)
+    for (int i = 0; i < 100 && !ht_record_steal(t, 0); i++) __builtin_ia32_pause();
   tape_own_flush(&tape.own, NULL);
   tape_drain();
 }
@@ -160,6 +162,8 @@ static void *tape_thread(void *arg)
   (void)arg;
   ht_guard = 1;                         /* nothing this thread does is recorded */
   tape.own.tid = (uint32_t)syscall(SYS_gettid);
+  tape_own_flush(&tape.own, NULL);      /* the modules: the threads' first
+                                           events wait for their numbers */
   tape.last_flush = ht_clock_tick();
   long tick = ht_g.sample ? (long)TAPE_FLUSH_NS : TAPE_TICK_NS; /* (sampled: direct clock) */
   while (!atomic_load(&tape.quit)) {
