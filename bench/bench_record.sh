@@ -49,6 +49,9 @@ ${CXX:-g++} -std=c++17 -O2 -g -fno-omit-frame-pointer -o "$W/fpapp" "$ROOT/bench
 wl_fpapp() { "$@" "$W/fpapp" 1; }
 WORKLOADS="$WORKLOADS fpapp"
 WORKLOADS=${ONLY:-$WORKLOADS}   # ONLY="fpapp perl": run just those
+for w in $WORKLOADS; do
+  command -v "wl_$w" >/dev/null || { echo "bench_record: no workload '$w' (there are: python sqlite perl cxx fpapp)" >&2; exit 2; }
+done
 MODES=${MODES:-"native full journal jseal fp s512 s512c htrack"}  # MODES="native full htrack": those
 
 # Runs argv, polls the process tree's peak RSS; prints "wall cpu peak_kib".
