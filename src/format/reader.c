@@ -467,28 +467,29 @@ static void stacks_done(HtReader *r)
                (size_t)r->capnodes * sizeof(*r->nodes));
 }
 
-static void *names_thread(void *arg)
-{
-  HtReader *r = arg;
-  if (r->dict_wait) dicts_fill(r);
-  if (r->nstk) stacks_fill(r);
-  return NULL;
-}
+static void *dicts_thread(void *arg) { dicts_fill(arg); return NULL; }
+static void *stacks_thread(void *arg) { stacks_fill(arg); return NULL; }
 
-/* Wait for the names' thread, if one runs: what it filled is the caller's. */
+/* Wait for the names' threads, if they run: what they filled is the
+** caller's (what none filled is filled by the first question). */
 static void names_join(HtReader *r)
 {
-  if (!r->names_thread) return;
-  pthread_join(r->names_thr, NULL);
+  int t = r->names_thread;
   r->names_thread = 0;
-  if (r->dict_wait) dicts_done(r);
-  if (r->nstk) stacks_done(r);
+  if (t & 1) { pthread_join(r->names_thr, NULL); dicts_done(r); }
+  if (t & 2) { pthread_join(r->stacks_thr, NULL); stacks_done(r); }
 }
 
+/* The dictionaries and the stack table on a thread each: they fill apart
+** (strings, symbols and locations; nodes), and the first question waits
+** for the longer of the two, not for both one after the other. */
 void ht_reader_names_start(HtReader *r)
 {
   if ((!r->dict_wait && !r->nstk) || r->names_thread || r->nnodes > 1) return;
-  r->names_thread = !pthread_create(&r->names_thr, NULL, names_thread, r);
+  if (r->dict_wait && !pthread_create(&r->names_thr, NULL, dicts_thread, r))
+    r->names_thread |= 1;
+  if (r->nstk && !pthread_create(&r->stacks_thr, NULL, stacks_thread, r))
+    r->names_thread |= 2;
 }
 
 void ht_reader_stacks_load(HtReader *r)
@@ -1588,7 +1589,8 @@ void ht_reader_close(HtReader *r)
   }
   free(r->th);
   ht_map_free(&r->thmap);
-  if (r->names_thread) pthread_join(r->names_thr, NULL);
+  if (r->names_thread & 1) pthread_join(r->names_thr, NULL);
+  if (r->names_thread & 2) pthread_join(r->stacks_thr, NULL);
   free(r->nodes);
   free(r->nhash);
   free(r->agg);

@@ -135,8 +135,10 @@ struct HtReader {
   int dict_wait;             /* a sealed tape's DICT packets (dict_off) wait
                              ** for a first question about a name */
   uint64_t dict_bad, dict_bad_off; /* damaged DICT packets, the first's offset */
-  int names_thread;          /* names_thr loads both (ht_reader_names_start) */
-  pthread_t names_thr;
+  int names_thread;          /* threads loading the names (ht_reader_names_start):
+                                1 names_thr the dictionaries, 2 stacks_thr
+                                the stack table */
+  pthread_t names_thr, stacks_thr;
   struct SealRead *sr;       /* a sealed tape's event reading (sealread.c), or NULL */
   int follow;                /* a growing tape: ht_reader_open_follow */
   int fd;                    /* followed tape's descriptor (fstat on poll) */
