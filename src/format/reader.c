@@ -408,10 +408,10 @@ static PacketRef packet_ref(const HtReader *r, uint64_t off)
 /* A sealed tape's dictionaries and its stack table are loaded at the first
 ** question about a name or a stack, not by the scan (`stats` asks about no
 ** stack: cc1plus's 558,641 nodes are 9 MB to clear and fill, a quarter of
-** its time), or by a thread of their own that ht_reader_names_start begins
-** and the first question waits for (the AGG's sites load meanwhile:
-** cc1plus's names took 10 ms of its report's 45). The thread owns what it
-** fills (strings, symbols, locations, nodes) until it is joined; the flags
+** its time), or by a thread each that ht_reader_names_start begins and the
+** first question waits for (the AGG's sites load meanwhile: cc1plus's
+** names took 10 ms of its report's 45). A thread owns what it fills
+** (strings, symbols, locations; nodes) until it is joined; the flags
 ** dict_wait and nstk are the caller's. */
 
 /* The DICT packets, in their order (as the scan would have), their damage

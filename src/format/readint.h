@@ -185,7 +185,7 @@ void ht_reader_learn_module(HtReader *r, const HtEvent *ev) HT_HIDDEN;
 ** when malformed (the nodes before the damage stay). */
 int ht_sealstacks_load(HtReader *r, const uint8_t *p, const uint8_t *end) HT_HIDDEN;
 /* Decode the n STACKS packets at r->stk_off into r's table, their damage
-** into r->stk_bad...; the table's room is made. Runs on names_thr, or on
+** into r->stk_bad...; the table's room is made. Runs on stacks_thr, or on
 ** the caller. */
 void ht_sealstacks_decode(HtReader *r, size_t n) HT_HIDDEN;
 /* Each frame of a STACKS body to fn, *next its first id (then the next
