@@ -81,7 +81,7 @@ int ht_stream_void(HtStream *s, uint64_t first, uint64_t n)
 {
   uint8_t pay[2 * HT_ULEB_MAX];
   size_t len = (size_t)(ht_wuleb128(ht_wuleb128(pay, first), n) - pay);
-  if ((size_t)(s->end - s->p) < 3 + len) return -1;
+  if (ht_stream_need(s, 3 + len)) return -1;
   uint8_t *p = s->p;
   *p++ = HT_R_EXT;
   *p++ = HT_X_VOID;

@@ -159,9 +159,9 @@ void ht_stream_string(HtStream *s, unsigned type, uint64_t seq,
                       const char *str, size_t len) HT_HIDDEN;
 /* RSS sample or LOST count. */
 void ht_stream_value(HtStream *s, unsigned type, uint64_t seq, uint64_t v) HT_HIDDEN;
-/* Say that the numbers first..first+n-1 will never be used (EXT VOID).
-** Written only if the body has room for it (-1: not written): it never
-** flushes, as the flusher writes it into a stream it took from its thread. */
+/* Say that the numbers first..first+n-1 will never be used (EXT VOID);
+** -1 when there is no room for it (the recorder reserves the room with
+** each event's: REC_NEED). */
 int ht_stream_void(HtStream *s, uint64_t first, uint64_t n) HT_HIDDEN;
 /* Forget every stack id of this stream (the next one defined is 1). */
 void ht_stream_stack_reset(HtStream *s) HT_HIDDEN;
