@@ -1,6 +1,7 @@
 /* heaptape -- the sealed tape's writer: events in global order into blocks
 ** of columns, each block one packet of zstd-compressed columns (format.h,
 ** versions 2 to 8; it writes 8). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,13 +26,28 @@ typedef struct Col {
   size_t n, cap;             /* used, allocated */
 } Col;
 
+/* A filled block, compressed into its packet's body while the writer
+** fills the next (zstd at the sealed level is a fifth to a quarter of
+** sealing, and the reading of a journal is one thread): the compressor
+** touches only the job, the writer writes the body out, in order. */
+typedef struct SealJob {
+  Col col[HT_SC_COUNT];      /* the block's columns (the writer fills the
+                                other set meanwhile) */
+  Col body, z;               /* the packet's body; compression scratch */
+  ZSTD_CCtx *zc;             /* the compressor's own */
+  uint64_t a0, first_seq, f0, seq0, seq1, ts0; /* as HtSealW's */
+  uint32_t nev;
+  int oom;                   /* the body could not be made */
+  int state;                 /* 0 free, 1 to compress, 2 compressed */
+} SealJob;
+
 struct HtSealW {
   FILE *f;                   /* the sealed tape */
   uint64_t off;              /* bytes written */
   int err;                   /* a HEAPTAPE_E_* code once something failed */
   uint32_t pid;              /* the journal's process */
   Col col[HT_SC_COUNT];      /* the block being filled */
-  Col body, z, index;        /* block body, compressed, the index */
+  Col z, index;              /* compression scratch, the index */
   Col mods;                  /* the MODULES body after its count */
   uint64_t nmods;            /* modules in it */
   uint32_t nev;              /* events in the block */
@@ -55,6 +71,12 @@ struct HtSealW {
   uint64_t seen[HT_SEAL_SEEN / 64]; /* bits: addresses the block knows freed, hashed */
   size_t hlen;               /* bytes of the header */
   int mixed;                 /* a packet other than a block among the blocks */
+  SealJob job;               /* the block handed over, not yet written */
+  int zthread;               /* zthr compresses jobs (else the writer does) */
+  int zquit;                 /* zthr is to end */
+  pthread_t zthr;
+  pthread_mutex_t zmu;       /* job.state, zquit */
+  pthread_cond_t zcv;        /* job.state or zquit changed */
 };
 
 /* -- Bytes ---------------------------------------------------------------- */
@@ -116,36 +138,115 @@ static void sealw_packet(HtSealW *w, unsigned kind, uint64_t seq0, uint64_t seq1
 
 /* -- Blocks --------------------------------------------------------------- */
 
-/* Write the block being filled and start the next: each column compressed
-** on its own (version 7), as like values compress best beside each other. */
+/* Append n bytes (a ULEB128 value) to a job's body; -1 when out of memory. */
+static int job_mem(Col *c, const void *q, size_t n)
+{
+  if (ht_grow(&c->p, &c->cap, c->n + n, 1)) return -1;
+  memcpy(c->p + c->n, q, n);
+  c->n += n;
+  return 0;
+}
+
+static int job_uleb(Col *c, uint64_t v)
+{
+  uint8_t b[HT_ULEB_MAX];
+  return job_mem(c, b, (size_t)(ht_wuleb128(b, v) - b));
+}
+
+/* The body of j's packet: each column compressed on its own (version 7),
+** as like values compress best beside each other. */
+static void job_compress(SealJob *j)
+{
+  Col *b = &j->body;
+  b->n = 0;
+  int bad = job_uleb(b, j->a0) || job_uleb(b, j->first_seq) || job_uleb(b, j->f0);
+  for (int i = 0; i < HT_SC_COUNT; i++) {
+    Col *c = &j->col[i];
+    size_t zn = 0, bound = ZSTD_compressBound(c->n);
+    if (c->n > 64 && !ht_grow(&j->z.p, &j->z.cap, bound, 1)) {
+      zn = ZSTD_compressCCtx(j->zc, j->z.p, bound, c->p, c->n, HT_SEAL_ZLEVEL);
+      if (ZSTD_isError(zn) || zn >= c->n) zn = 0;
+    }
+    bad = bad || job_uleb(b, c->n) || job_uleb(b, zn) ||
+          (c->n && job_mem(b, zn ? j->z.p : c->p, zn ? zn : c->n));
+    c->n = 0;
+  }
+  j->oom = bad;
+}
+
+/* The compressor thread: jobs as they are handed over, until told to end. */
+static void *sealw_zmain(void *arg)
+{
+  HtSealW *w = arg;
+  SealJob *j = &w->job;
+  pthread_mutex_lock(&w->zmu);
+  for (;;) {
+    while (j->state != 1 && !w->zquit) pthread_cond_wait(&w->zcv, &w->zmu);
+    if (j->state != 1) break;
+    pthread_mutex_unlock(&w->zmu);
+    job_compress(j);
+    pthread_mutex_lock(&w->zmu);
+    j->state = 2;
+    pthread_cond_broadcast(&w->zcv);
+  }
+  pthread_mutex_unlock(&w->zmu);
+  return NULL;
+}
+
+/* Write the block handed over (if any) once it is compressed: its packet
+** and its INDEX entry. Before anything else is written. */
+static void sealw_drain(HtSealW *w)
+{
+  SealJob *j = &w->job;
+  if (!j->state) return;
+  if (w->zthread) {
+    pthread_mutex_lock(&w->zmu);
+    while (j->state != 2) pthread_cond_wait(&w->zcv, &w->zmu);
+    pthread_mutex_unlock(&w->zmu);
+  }
+  j->state = 0;
+  Col *b = &j->body;
+  if (j->oom || b->n > HT_PACKET_MAX) {  /* (too large: never, see sealw_room) */
+    w->err = w->err ? w->err : HEAPTAPE_E_NOMEM;
+    return;
+  }
+  col_uleb(w, &w->index, j->seq0);
+  col_uleb(w, &w->index, j->ts0);
+  col_uleb(w, &w->index, w->off);
+  col_uleb(w, &w->index, j->nev);
+  col_uleb(w, &w->index, j->a0);
+  sealw_packet(w, HT_P_SEVENTS, j->seq0, j->seq1, j->ts0, j->nev, b->p, b->n, 0);
+}
+
+/* Hand the block being filled over to be compressed and written, and
+** start the next in the columns of the block before. */
 static void sealw_flush(HtSealW *w)
 {
   if (!w->nev) return;
-  Col *b = &w->body;
-  b->n = 0;
-  col_uleb(w, b, w->a0);
-  col_uleb(w, b, w->first_seq);
-  col_uleb(w, b, w->f0);
+  sealw_drain(w);
+  SealJob *j = &w->job;
   for (int i = 0; i < HT_SC_COUNT; i++) {
-    Col *c = &w->col[i];
-    size_t zn = 0, bound = ZSTD_compressBound(c->n);
-    if (c->n > 64 && !ht_grow(&w->z.p, &w->z.cap, bound, 1)) {
-      zn = ZSTD_compressCCtx(w->zc, w->z.p, bound, c->p, c->n, HT_SEAL_ZLEVEL);
-      if (ZSTD_isError(zn) || zn >= c->n) zn = 0;
-    }
-    col_uleb(w, b, c->n);
-    col_uleb(w, b, zn);
-    col_mem(w, b, zn ? w->z.p : c->p, zn ? zn : c->n);
-    c->n = 0;
+    Col t = j->col[i];                /* emptied by job_compress */
+    j->col[i] = w->col[i];
+    w->col[i] = t;
   }
-  if (b->n > HT_PACKET_MAX) w->err = HEAPTAPE_E_NOMEM;  /* never: see sealw_room */
-  col_uleb(w, &w->index, w->seq0);
-  col_uleb(w, &w->index, w->ts0);
-  col_uleb(w, &w->index, w->off);
-  col_uleb(w, &w->index, w->nev);
-  col_uleb(w, &w->index, w->a0);
-  sealw_packet(w, HT_P_SEVENTS, w->seq0, w->seq1, w->ts0, w->nev, b->p, b->n, 0);
+  j->a0 = w->a0;
+  j->first_seq = w->first_seq;
+  j->f0 = w->f0;
+  j->seq0 = w->seq0;
+  j->seq1 = w->seq1;
+  j->ts0 = w->ts0;
+  j->nev = w->nev;
   w->nev = 0;
+  if (!w->zthread) {
+    job_compress(j);
+    j->state = 2;
+    return;
+  }
+  pthread_mutex_lock(&w->zmu);
+  j->state = 1;
+  pthread_cond_broadcast(&w->zcv);
+  pthread_mutex_unlock(&w->zmu);
 }
 
 /* Flush the block first unless an event of blob bytes fits its columns
@@ -211,6 +312,7 @@ static void sealw_block(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
 /* Write the modules listed so far as one MODULES packet. */
 static void sealw_modules(HtSealW *w)
 {
+  sealw_drain(w);                     /* the blocks before it first */
   Col m = {0};
   col_uleb(w, &m, w->nmods);
   col_mem(w, &m, w->mods.p, w->mods.n);
@@ -371,8 +473,19 @@ void ht_sealw_event(HtSealW *w, const HtEvent *ev, const HtSealBlock *b)
 /* Free w and everything it holds. */
 static void sealw_free(HtSealW *w)
 {
-  for (size_t i = 0; i < HT_COUNTOF(w->col); i++) free(w->col[i].p);
-  free(w->body.p); free(w->z.p); free(w->index.p); free(w->mods.p);
+  if (w->zthread) {
+    pthread_mutex_lock(&w->zmu);
+    w->zquit = 1;
+    pthread_cond_broadcast(&w->zcv);
+    pthread_mutex_unlock(&w->zmu);
+    pthread_join(w->zthr, NULL);
+    pthread_mutex_destroy(&w->zmu);
+    pthread_cond_destroy(&w->zcv);
+  }
+  SealJob *j = &w->job;
+  for (size_t i = 0; i < HT_COUNTOF(w->col); i++) { free(w->col[i].p); free(j->col[i].p); }
+  free(j->body.p); free(j->z.p); ZSTD_freeCCtx(j->zc);
+  free(w->z.p); free(w->index.p); free(w->mods.p);
   ZSTD_freeCCtx(w->zc);
   free(w->aaddr); free(w->asize); free(w->cls);
   free(w);
@@ -428,9 +541,16 @@ HtSealW *ht_sealw_new(FILE *f, const HtReader *r)
   w->asize = malloc(HT_SEAL_BLOCK * sizeof(uint64_t));
   w->cls = calloc(1, sizeof(*w->cls));
   if (!w->aaddr || !w->asize || !w->cls ||
-      !(w->zc = ZSTD_createCCtx())) {
+      !(w->zc = ZSTD_createCCtx()) || !(w->job.zc = ZSTD_createCCtx())) {
     sealw_free(w);
     return NULL;
+  }
+  if (!pthread_mutex_init(&w->zmu, NULL)) {
+    if (!pthread_cond_init(&w->zcv, NULL)) {
+      w->zthread = !pthread_create(&w->zthr, NULL, sealw_zmain, w);
+      if (!w->zthread) pthread_cond_destroy(&w->zcv);
+    }
+    if (!w->zthread) pthread_mutex_destroy(&w->zmu);
   }
   w->f = f;
   w->pid = ht_reader_header(r)->pid;
@@ -495,6 +615,7 @@ int ht_sealw_finish(HtSealW *w, const HtReader *r, uint64_t nallocs, uint64_t no
                     uint64_t unresolved, const uint8_t *agg, size_t agglen)
 {
   sealw_flush(w);
+  sealw_drain(w);
   /* The blocks end here, unless a MODULES packet came among them. */
   sealw_dicts(w, r, w->mixed ? 0 : w->off);
   const HtReadStats *st = ht_reader_stats(r);
