@@ -1,8 +1,10 @@
 #!/bin/sh
-# heaptape benchmarks -- the sealer's live table, two builds side by side:
-# `heaptape seal` of journals whose blocks are near one another in time and
-# address (python3 and cc1plus of bench/workloads.sh) and of bench/scatter.c,
-# whose 4 M blocks of 8 bytes are freed in a random order (under glibc, and
+# heaptape benchmarks -- the sealer, two builds side by side: `heaptape seal`
+# of journals whose blocks are near one another in time and address
+# (python3 and cc1plus of bench/workloads.sh, and fpapp of
+# bench/rec_fpapp.cc: 1.8 M events in half a second, where compressing the
+# columns weighs most) and of bench/scatter.c, whose 4 M blocks of 8 bytes
+# are freed in a random order (the live table's worst case; under glibc, and
 # under mimalloc when installed: it puts 8-byte blocks 8 bytes apart).
 # Alternating runs, wall and CPU medians, new/old ratios; checks that both
 # builds seal each journal to the same bytes.
@@ -23,6 +25,9 @@ wl_python "$B" record --journal -o "$W/python.j" -- >/dev/null 2>&1
 LIST="python"
 if [ -n "$CC1PLUS" ]; then
   wl_cxx "$B" record --journal -o "$W/cxx.j" -- >/dev/null 2>&1 && LIST="$LIST cxx"
+fi
+if ${CXX:-g++} -std=c++17 -O2 -g -fno-omit-frame-pointer -o "$W/fpapp" bench/rec_fpapp.cc; then
+  "$B" record --journal -o "$W/fpapp.j" -- "$W/fpapp" 1 >/dev/null 2>&1 && LIST="$LIST fpapp"
 fi
 "$B" record --journal -o "$W/scatter.j" -- "$W/scatter" >/dev/null 2>&1
 LIST="$LIST scatter"
