@@ -72,6 +72,7 @@ struct HtSealW {
   size_t hlen;               /* bytes of the header */
   int mixed;                 /* a packet other than a block among the blocks */
   SealJob job;               /* the block handed over, not yet written */
+  int handed;                /* job holds such a block (the writer's flag) */
   int zthread;               /* zthr compresses jobs (else the writer does) */
   int zquit;                 /* zthr is to end */
   pthread_t zthr;
@@ -198,7 +199,8 @@ static void *sealw_zmain(void *arg)
 static void sealw_drain(HtSealW *w)
 {
   SealJob *j = &w->job;
-  if (!j->state) return;
+  if (!w->handed) return;
+  w->handed = 0;
   if (w->zthread) {
     pthread_mutex_lock(&w->zmu);
     while (j->state != 2) pthread_cond_wait(&w->zcv, &w->zmu);
@@ -238,6 +240,7 @@ static void sealw_flush(HtSealW *w)
   j->ts0 = w->ts0;
   j->nev = w->nev;
   w->nev = 0;
+  w->handed = 1;
   if (!w->zthread) {
     job_compress(j);
     j->state = 2;
