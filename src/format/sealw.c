@@ -204,9 +204,11 @@ static void sealw_drain(HtSealW *w)
   if (w->zthread) {
     pthread_mutex_lock(&w->zmu);
     while (j->state != 2) pthread_cond_wait(&w->zcv, &w->zmu);
+    j->state = 0;
     pthread_mutex_unlock(&w->zmu);
+  } else {
+    j->state = 0;
   }
-  j->state = 0;
   Col *b = &j->body;
   if (j->oom || b->n > HT_PACKET_MAX) {  /* (too large: never, see sealw_room) */
     w->err = w->err ? w->err : HEAPTAPE_E_NOMEM;
