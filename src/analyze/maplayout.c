@@ -147,8 +147,13 @@ int ht_layout_load(HtReader *r, HtLayout *l)
     l->gran[l->ngran] = prev += v;
   }
   if (ht_ruleb128(&p, end, &l->left) || l->left > (uint64_t)(end - p)) goto bad;
-  l->np = p;
-  l->ne = end;
+  if (!(l->own = malloc(end > p ? (size_t)(end - p) : 1))) {
+    ht_layout_free(l);
+    return HEAPTAPE_E_NOMEM;
+  }
+  if (end > p) memcpy(l->own, p, (size_t)(end - p));
+  l->np = l->own;
+  l->ne = l->own + (end - p);
   HtLayout walk = *l;  /* the whole list checked now, taken as drawing goes */
   while (walk.left)
     if (layout_step(&walk)) goto bad;
@@ -168,6 +173,8 @@ int ht_layout_never(HtLayout *l, uint64_t i)
 void ht_layout_free(HtLayout *l)
 {
   free(l->gran);
+  free(l->own);
   l->gran = NULL;
+  l->own = NULL;
   l->ngran = 0;
 }

@@ -42,13 +42,15 @@ typedef struct HtLayout {
   uint64_t nops;             /* operations (allocations, resolved frees) */
   uint64_t *gran;            /* granules, rising (malloc'd) */
   size_t ngran;
-  const uint8_t *np, *ne;    /* the never-freed indexes not yet passed */
+  uint8_t *own;              /* the never-freed indexes, a copy (malloc'd):
+                                the tape's figures need not stay loaded */
+  const uint8_t *np, *ne;    /* those not yet passed */
   uint64_t left;             /* how many */
   uint64_t next;             /* the next one (UINT64_MAX: none) */
 } HtLayout;
 
 /* The layout of r's sealed tape: 1 loaded, 0 none (or malformed: make the
-** pass), or HEAPTAPE_E_NOMEM. */
+** pass), or HEAPTAPE_E_NOMEM. It keeps nothing of r's. */
 int ht_layout_load(HtReader *r, HtLayout *l) HT_HIDDEN;
 
 /* Whether the block of allocation index i is never freed; i rise from call

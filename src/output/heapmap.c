@@ -149,6 +149,18 @@ typedef struct Img {
   uint32_t *px;              /* 0xRRGGBB, row-major */
 } Img;
 
+/* What the map knows of one stack, found through an index by stack id: a
+** hash lookup per event for its bytes and another for its colour were a
+** tenth of the drawing thread's time. (Stack ids are the nodes of the
+** tape's tree of stacks, a million on cc1plus's tape against 70,000 that
+** allocate: the index holds 4 bytes a node, the slots are dense.) */
+typedef struct MapSite {
+  uint64_t bytes;            /* bytes allocated (the legend's order) */
+  uint32_t col;              /* its site's colour, once named */
+  uint8_t named;             /* col is set */
+  uint8_t alloc;             /* it allocated: one of the legend's stacks */
+} MapSite;
+
 typedef struct Map {
   uint64_t *gran;            /* sorted granule numbers */
   size_t ngran;              /* granules */
@@ -158,21 +170,22 @@ typedef struct Map {
   uint64_t lay_ops;          /* pass 1's ops (ALLOCs and known FREEs) */
   uint64_t nops;             /* operations */
   double xs, ys;             /* pixels of the plot per op, per byte laid out */
-  HtMap site_col;            /* stack -> colour */
-  HtMap site_bytes;          /* stack -> bytes allocated (the legend's order) */
+  uint32_t *slot_of;         /* stack id -> 1 + its slot in site (0: none) */
+  size_t nslot_of;           /* ids it covers */
+  MapSite *site;             /* the stacks met */
+  size_t nsite, capsite;     /* of them, allocated */
+  uint32_t *alloc;           /* the stacks that allocated (by bytes once ranked) */
+  size_t nalloc, capalloc;   /* of them, allocated */
+  int ranked;                /* alloc is in the legends' order */
   const HtReader *r;         /* tape (site names) */
   const HtHeapmapOpts *o;    /* options */
   const char *png;           /* the picture's path, or NULL */
   HtMap g;                   /* granules touched (pass 1) */
-  HtOps ops;                 /* operations stream of pass 2 */
   uint64_t *ended;           /* without a table: blocks freed (or dropped),
                                 a bit per allocation index */
   size_t nended;             /* words of it */
   Img lk;                    /* without a table: the never-freed blocks'
                                 layer (LK_NONE where none) */
-  HtMap lk_col;              /* and their stacks' colours, kept apart from
-                                site_col (the legend's order): stack -> colour */
-  HtMap lk_first;            /* stack -> first never-freed block's handle */
   HtLayout lay;              /* the sealer's layout (preset) */
   int preset;                /* pass 1 left out: gran, nops and lay from it */
   int deco;                  /* axes and legend around the plot */
@@ -225,16 +238,54 @@ static uint32_t map_colour(const char *name)
          (uint32_t)((b + mm) * 255);
 }
 
-/* Colour of a stack's site (cached). */
-static uint32_t map_site(Map *m, uint32_t stack)
+/* A stack's slot, or NULL when out of memory. */
+static MapSite *map_slot(Map *m, uint32_t stack)
 {
-  uint64_t *v = ht_map_get(&m->site_col, stack);
-  if (v) return (uint32_t)*v;
+  if (stack >= m->nslot_of) {
+    if (!m->slot_of) {  /* sized for the tape's stacks; calloc's pages fault as used */
+      size_t n = (size_t)ht_reader_stack_count(m->r) + 1;
+      if (n <= stack) n = (size_t)stack + 1;
+      if (!(m->slot_of = calloc(n, sizeof(uint32_t)))) return NULL;
+      m->nslot_of = n;
+    } else if (ht_grow(&m->slot_of, &m->nslot_of, (size_t)stack + 1, sizeof(uint32_t)))
+      return NULL;  /* (a journal names more stacks as it goes) */
+  }
+  uint32_t k = m->slot_of[stack];
+  if (!k) {
+    if (m->nsite >= UINT32_MAX - 1 ||
+        ht_grow(&m->site, &m->capsite, m->nsite + 1, sizeof(MapSite)))
+      return NULL;
+    k = m->slot_of[stack] = (uint32_t)++m->nsite;
+  }
+  return &m->site[k - 1];
+}
+
+/* The colour of a stack's site, named once (s may be NULL: out of memory). */
+static uint32_t map_colour_of(Map *m, MapSite *s, uint32_t stack)
+{
+  if (s && s->named) return s->col;
   char name[1024];
   ht_frames_site_name(m->r, stack, m->o->wrappers, m->o->nwrappers, name, sizeof(name), NULL);
   uint32_t c = map_colour(name);
-  ht_map_put(&m->site_col, stack, c);
+  if (s) { s->col = c; s->named = 1; }
   return c;
+}
+
+/* Colour of a stack's site. */
+static uint32_t map_site(Map *m, uint32_t stack)
+{
+  return map_colour_of(m, map_slot(m, stack), stack);
+}
+
+/* An image's pixels (NULL when out of memory). A picture of a MiB or more
+** is rounded up to whole huge pages and lies on them: on 4 KiB pages the
+** default picture's three (7 MB) were 1,800 page faults, ~10 ms on a
+** virtual machine, for at most 1 MiB more. */
+static uint32_t *img_alloc(const Img *im)
+{
+  size_t n = (size_t)im->w * im->h * sizeof(uint32_t);
+  if (n < HT_HUGE_PAGE / 2) return malloc(n ? n : 1);
+  return ht_huge_alloc((n + HT_HUGE_PAGE - 1) & ~(HT_HUGE_PAGE - 1));
 }
 
 /* Fill a rectangle (inclusive-exclusive, clipped). */
@@ -313,32 +364,11 @@ static void map_block(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t add
   map_rect(m, im, born, end, addr, size, map_site(m, stack));
 }
 
-/* Draw a block never freed on the layer of those (pass 2, without a table).
-** Its site's colour is cached apart: the legend lists sites in the order
-** they were first drawn, those of never-freed blocks after the rest
-** (ht_heapmap_finish). 0, or -1 when out of memory. */
-static int map_never(Map *m, const HtOp *op)
+/* Draw a block never freed (born at op number born) on the layer of those
+** (pass 2, without a table). */
+static void map_never(Map *m, uint64_t born, uint64_t addr, uint64_t size, uint32_t stack)
 {
-  uint64_t *c = ht_map_get(&m->lk_col, op->stack);
-  uint64_t col;
-  if (c) col = *c;
-  else {
-    char name[1024];
-    ht_frames_site_name(m->r, op->stack, m->o->wrappers, m->o->nwrappers, name, sizeof(name),
-                        NULL);
-    col = map_colour(name);
-    if (ht_map_put(&m->lk_col, op->stack, col) || ht_map_put(&m->lk_first, op->stack, op->handle))
-      return -1;
-  }
-  map_rect(m, &m->lk, op->born, m->nops, op->addr, op->size, (uint32_t)col);
-  return 0;
-}
-
-/* Order (stack, first handle) pairs by handle. */
-static int map_first_cmp(const void *a, const void *b)
-{
-  uint64_t x = ((const uint64_t *)a)[1], y = ((const uint64_t *)b)[1];
-  return x < y ? -1 : x > y;
+  map_rect(m, &m->lk, born, m->nops, addr, size, map_site(m, stack));
 }
 
 /* Order live blocks by handle (allocation order). */
@@ -439,17 +469,27 @@ static void map_bytes(char *buf, size_t len, double v)
   snprintf(buf, len, "%.4g %s", v, u[k]);
 }
 
-/* Sort context: bytes per stack. */
-static const HtMap *map_sort_bytes;
+/* Sort context: the map. */
+static const Map *map_sort;
 
 /* Stacks by bytes allocated, most first. */
 static int map_stack_cmp(const void *a, const void *b)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  uint64_t *u = ht_map_get((HtMap *)map_sort_bytes, x), *v = ht_map_get((HtMap *)map_sort_bytes, y);
-  uint64_t p = u ? *u : 0, q = v ? *v : 0;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  const Map *m = map_sort;
+  uint64_t p = m->site[m->slot_of[x] - 1].bytes, q = m->site[m->slot_of[y] - 1].bytes;
   if (p != q) return p < q ? 1 : -1;
   return x < y ? -1 : x > y;
+}
+
+/* The stacks that allocated, by bytes allocated (most first): both legends'
+** order. */
+static void map_rank(Map *m)
+{
+  if (m->ranked) return;
+  map_sort = m;
+  qsort(m->alloc, m->nalloc, sizeof(uint32_t), map_stack_cmp);
+  m->ranked = 1;
 }
 
 /* A site name with the folders of its file names left out (the legend's
@@ -506,23 +546,18 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
   long lx = px + (long)plot->w + 12, ly = py;
   size_t cols = out->w > (unsigned)lx + 30 ? (out->w - (size_t)lx - 22) / FW : 0;
   if (cols < 8) return;
-  uint64_t *st = malloc((m->site_bytes.count ? m->site_bytes.count : 1) * sizeof(uint64_t));
-  if (!st) return;
-  size_t n = 0, it = 0;
-  uint64_t k, v;
-  while (ht_map_next(&m->site_bytes, &it, &k, &v)) st[n++] = k;
-  map_sort_bytes = &m->site_bytes;
-  qsort(st, n, sizeof(uint64_t), map_stack_cmp);
+  map_rank(m);
+  size_t n = m->nalloc;
+  const uint32_t *st = m->alloc;
   img_text(out, lx, ly, "stacks by bytes allocated", cols + 2, 0, INK);
   ly += FH + 6;
   for (size_t i = 0; i < n && ly + 2 * FH < py + (long)plot->h; i++) {
     char name[1024], shown[1024], size[32];
-    uint64_t *b = ht_map_get(&m->site_bytes, st[i]);
-    map_bytes(size, sizeof(size), b ? (double)*b : 0);
-    img_fill(out, lx, lx + 10, ly + 2, ly + 12, map_site(m, (uint32_t)st[i]));
+    map_bytes(size, sizeof(size), (double)m->site[m->slot_of[st[i]] - 1].bytes);
+    img_fill(out, lx, lx + 10, ly + 2, ly + 12, map_site(m, st[i]));
     snprintf(buf, sizeof(buf), "%s", size);
     img_text(out, lx + 14, ly, buf, cols, 0, INK);
-    ht_frames_site_name(m->r, (uint32_t)st[i], m->o->wrappers, m->o->nwrappers, name,
+    ht_frames_site_name(m->r, st[i], m->o->wrappers, m->o->nwrappers, name,
                         sizeof(name), NULL);
     img_text(out, lx + 14, ly + FH, map_unfolder(name, shown, sizeof(shown)), cols, 0, INK);
     ly += 2 * FH + 4;
@@ -531,7 +566,6 @@ static void map_decorate(Map *m, Img *out, const Img *plot, long px, long py, co
     snprintf(buf, sizeof(buf), "%zu stacks in all", n);
     img_text(out, lx, ly, buf, cols + 2, 0, INK);
   }
-  free(st);
 }
 
 /* -- The two passes ----------------------------------------------------- */
@@ -559,9 +593,7 @@ HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpt
   m->fr = (Img){.w = o->fw, .h = o->fh};
   m->im = (Img){.w = m->deco ? o->w - 80 - 10 - lw : o->w,
                 .h = m->deco ? o->h - 24 - 40 : o->h};
-  if (ht_map_init(&m->g, 1024) || ht_map_init(&m->site_col, 64) ||
-      ht_map_init(&m->site_bytes, 64) || ht_map_init(&m->lk_col, 64) ||
-      ht_map_init(&m->lk_first, 64) || ht_ops_init(&m->ops)) {
+  if (ht_map_init(&m->g, 1024)) {
     ht_heapmap_destroy(m);
     return NULL;
   }
@@ -583,12 +615,10 @@ void ht_heapmap_destroy(HtHeapmap *m)
     char junk[256];
     ht_apng_close(m->anim, junk, sizeof(junk));
   }
-  ht_map_free(&m->site_col);
-  ht_map_free(&m->site_bytes);
-  ht_map_free(&m->lk_col);
-  ht_map_free(&m->lk_first);
+  free(m->slot_of);
+  free(m->site);
+  free(m->alloc);
   ht_map_free(&m->g);
-  ht_ops_free(&m->ops);
   free(m);
 }
 
@@ -609,9 +639,14 @@ static int map_ended(Map *m, uint64_t i)
 ** when out of memory. */
 static int map_site_bytes(Map *m, const HtEvent *ev)
 {
-  uint64_t *sb = ht_map_get(&m->site_bytes, ev->stack);
-  if (sb) *sb += ev->size;
-  else if (ht_map_put(&m->site_bytes, ev->stack, ev->size)) return -1;
+  MapSite *s = map_slot(m, ev->stack);
+  if (!s) return -1;
+  if (!s->alloc) {
+    if (ht_grow(&m->alloc, &m->capalloc, m->nalloc + 1, sizeof(uint32_t))) return -1;
+    m->alloc[m->nalloc++] = ev->stack;
+    s->alloc = 1;
+  }
+  s->bytes += ev->size;
   return 0;
 }
 
@@ -644,6 +679,9 @@ void ht_heapmap_layout(void *arg, const HtRes *res)
 int ht_heapmap_preset(HtHeapmap *m, HtReader *r)
 {
   int rc = ht_layout_load(r, &m->lay);
+  /* The tape's figures and snapshots were loaded for it (cc1plus: 7 MB);
+  ** nothing else here reads them. */
+  ht_reader_agg_release(r);
   if (rc < 0) return -1;  /* (err says out of memory) */
   if (!rc) return 0;
   m->preset = 1;
@@ -673,9 +711,9 @@ int ht_heapmap_plan(HtHeapmap *m)
   m->xs = (double)im->w / (double)m->nops;
   m->ys = (double)im->h / (double)((uint64_t)m->ngran << GRAN_SHIFT);
   const char *png = m->png;
-  im->px = png ? malloc((size_t)im->w * im->h * sizeof(uint32_t)) : NULL;
+  im->px = png ? img_alloc(im) : NULL;
   int frames = m->o->frames || m->o->animate;
-  m->fr.px = frames ? malloc((size_t)m->fr.w * m->fr.h * sizeof(uint32_t)) : NULL;
+  m->fr.px = frames ? img_alloc(&m->fr) : NULL;
   if ((png && !im->px) || (frames && !m->fr.px)) return -1;
   for (size_t i = 0; png && i < (size_t)im->w * im->h; i++) im->px[i] = BG;
   for (size_t i = 1; png && i < m->ngran; i++)  /* jumps in the address space */
@@ -692,39 +730,40 @@ int ht_heapmap_plan(HtHeapmap *m)
   return 0;
 }
 
-/* Pass 2: each freed block drawn; the frames written as their moments pass. */
+/* Pass 2: each freed block drawn; the frames written as their moments pass.
+** An op is an ALLOC or a known FREE, numbered as the resolver numbers them
+** (HtOps's conversion of each, most of it for no use here, is left out). */
 void ht_heapmap_draw(void *arg, const HtRes *res)
 {
   Map *m = arg;
-  HtOp op;
+  const HtEvent *ev = res->ev;
   if (m->failed) return;
-  if (m->preset && res->ev->type == HT_EV_ALLOC && map_site_bytes(m, res->ev)) {
-    snprintf(m->err, m->errlen, "out of memory");
-    m->failed = 1;
-    return;
-  }
-  if (!ht_ops_res(&m->ops, res, &op)) return;
-  if (op.op == HT_OP_FREE && m->png)
-    map_block(m, &m->im, op.born, op.index, op.addr, op.size, op.stack);
-  uint64_t i = op.handle - 1;
-  if (op.op == HT_OP_NEW && m->png && res->rs->tableless &&
+  if (ev->type == HT_EV_ALLOC) {
+    if (m->preset && map_site_bytes(m, ev)) {
+      snprintf(m->err, m->errlen, "out of memory");
+      m->failed = 1;
+      return;
+    }
+  } else if (ev->type != HT_EV_FREE || !res->known) return;
+  const HtBlock *b = &res->blk;
+  uint64_t index = res->op, i = b->index;
+  if (ev->type == HT_EV_FREE && m->png)
+    map_block(m, &m->im, b->born_op, index, b->addr, b->size, b->stack);
+  if (ev->type == HT_EV_ALLOC && m->png && res->rs->tableless &&
       (m->preset ? ht_layout_never(&m->lay, i)
                  : !(i / 64 < m->nended && (m->ended[i / 64] >> (i % 64) & 1)))) {  /* never freed */
     if (!m->lk.px) {
       m->lk = (Img){.w = m->im.w, .h = m->im.h};
-      if (!(m->lk.px = malloc((size_t)m->lk.w * m->lk.h * sizeof(uint32_t)))) {
+      if (!(m->lk.px = img_alloc(&m->lk))) {
         snprintf(m->err, m->errlen, "out of memory");
         m->failed = 1;
         return;
       }
       for (size_t k = 0; k < (size_t)m->lk.w * m->lk.h; k++) m->lk.px[k] = LK_NONE;
     }
-    if (map_never(m, &op)) {
-      snprintf(m->err, m->errlen, "out of memory");
-      m->failed = 1;
-    }
+    map_never(m, index, ev->addr, ev->size, ev->stack);
   }
-  while (m->fk < m->nf && op.index + 1 >= (m->fk + 1) * m->nops / m->nf)
+  while (m->fk < m->nf && index + 1 >= (m->fk + 1) * m->nops / m->nf)
     if (map_frame(m, res->rs, &m->fr, m->o->frames, m->fk++, m->err, m->errlen)) {
       m->failed = 1;
       return;
@@ -736,22 +775,11 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
 {
   if (m->failed) return -1;
   snprintf(m->err, m->errlen, "out of memory");
-  size_t it = 0, n;
-  uint64_t k, v;
+  size_t n;
   const char *png = m->png;
   if (rs->tableless) {  /* the never-freed blocks' layer over the rest */
     for (size_t i = 0; png && m->lk.px && i < (size_t)m->im.w * m->im.h; i++)
       if (m->lk.px[i] != LK_NONE) m->im.px[i] = m->lk.px[i];
-    /* their sites, in the order drawing them last would have named them */
-    uint64_t (*first)[2] = malloc((m->lk_first.count ? m->lk_first.count : 1) * sizeof(*first));
-    if (!first) return -1;
-    n = 0;
-    it = 0;
-    while (ht_map_next(&m->lk_first, &it, &k, &v)) { first[n][0] = k; first[n][1] = v; n++; }
-    qsort(first, n, sizeof(*first), map_first_cmp);
-    for (size_t i = 0; i < n; i++) map_site(m, (uint32_t)first[i][0]);
-    free(first);
-    it = 0;
   } else {
     HtOpBlock *live = png ? map_live(rs, &n) : NULL;
     if (png && !live) return -1;
@@ -760,7 +788,7 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
     free(live);
   }
   if (png && m->deco) {
-    m->out.px = malloc((size_t)m->out.w * m->out.h * sizeof(uint32_t));
+    m->out.px = img_alloc(&m->out);
     if (!m->out.px) return -1;
     map_decorate(m, &m->out, &m->im, m->px, m->py, ht_reader_header(m->r)->exe);
   }
@@ -771,22 +799,23 @@ int ht_heapmap_finish(HtHeapmap *m, const HtResolve *rs)
     if (ht_apng_close(a, m->err, m->errlen)) return -1;
   }
   FILE *legend = m->o->legend;
-  if (legend) {
-    it = 0;
+  if (legend) {  /* the sites of the most bytes, as the picture's legend */
     char name[1024];
     fprintf(legend, "heap map: %" PRIu64 " ops over %zu KiB of address space in %zu granules of 64 KiB\n",
             m->nops, m->ngran << (GRAN_SHIFT - 10), m->ngran);
     fprintf(legend, "site colours:\n");
-    uint64_t seen[40];
+    map_rank(m);
+    uint32_t seen[40];
     unsigned shown = 0;
-    while (ht_map_next(&m->site_col, &it, &k, &v) && shown < HT_COUNTOF(seen)) {
+    for (size_t i = 0; i < m->nalloc && shown < HT_COUNTOF(seen); i++) {
+      uint32_t c = map_site(m, m->alloc[i]);
       unsigned j = 0;
-      while (j < shown && seen[j] != v) j++;
+      while (j < shown && seen[j] != c) j++;
       if (j < shown) continue;
-      seen[shown++] = v;
-      ht_frames_site_name(m->r, (uint32_t)k, m->o->wrappers, m->o->nwrappers, name,
+      seen[shown++] = c;
+      ht_frames_site_name(m->r, m->alloc[i], m->o->wrappers, m->o->nwrappers, name,
                           sizeof(name), NULL);
-      fprintf(legend, "  #%06" PRIx64 "  %s\n", v, name);
+      fprintf(legend, "  #%06" PRIx32 "  %s\n", c, name);
     }
   }
   return 0;

@@ -72,6 +72,13 @@ out=$(py "$T/pngcheck.py" "$T/map.png"); r=$?
 out=$(py "$T/pngcheck.py" "$T/fr/frame_00003.png"); r=$?
 [ $r = 0 ] && [ "${out#* }" -gt 1 ]; ok "heapmap: frame valid, not blank ($out)" $?
 grep -q 'site colours' "$T/map.txt"; ok "heapmap: legend" $?
+# Listed as the picture's legend: most bytes first (lines 18, 25, 30 of
+# alloc_known.c: 10 x 1000, the realloc's 5000, 5 x 777; then 16 x 100 ...).
+"$HEAPTAPE" record -o "$T/sym.tape" -- "$PROGS/alloc_known" >/dev/null 2>&1 &&
+  "$HEAPTAPE" heapmap "$T/sym.tape" -o "$T/sym.png" >"$T/sym.txt" &&
+  [ "$(sed -n '/^site colours/,$p' "$T/sym.txt" | grep -o 'alloc_known.c:[0-9]*' | head -n 4 | tr '\n' ' ')" = \
+    "alloc_known.c:18 alloc_known.c:25 alloc_known.c:30 alloc_known.c:19 " ]
+ok "heapmap: legend lists the sites by bytes allocated, most first" $?
 out=$(py "$HT_ROOT/tests/integration/viz_lib.py" heapmap "$T/map.png" "$T/map.txt"); r=$?
 [ $r = 0 ]; ok "heapmap: title, tick labels, legend swatches in the site colours with their text${out:+ ($out)}" $?
 "$HEAPTAPE" heapmap "$K" >/dev/null 2>&1; [ $? = 2 ]; ok "heapmap: nothing to write is a usage error" $?
