@@ -18,8 +18,9 @@ typedef struct Cmd {
   const char *name;          /* subcommand word */
   int (*fn)(int, char **);   /* runs it; returns the exit status */
   const char *help;          /* one line for `heaptape --help` */
-  int huge_heap;             /* loads aggregates: its heap on huge pages
-                                (ht_huge_heap; html keeps its peak down) */
+  int huge_heap;             /* its heap on huge pages (ht_huge_heap): the
+                                aggregate and event readers; not html (its
+                                peak) */
 } Cmd;
 
 static const Cmd cmds[] = {
@@ -36,12 +37,12 @@ static const Cmd cmds[] = {
   {"pprof",  cmd_pprof,  "gzipped pprof heap profile (go tool pprof, Pyroscope, Parca)", 1},
   {"flamegraph", cmd_flamegraph, "interactive SVG flame graph, or --folded stacks", 1},
   {"html",   cmd_html,   "self-contained HTML report: timeline, flame graph, sites", 0},
-  {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)", 0},
-  {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)", 0},
+  {"ops",    cmd_ops,    "the tape as a plain operations log (N/F lines)", 1},
+  {"lifetimes", cmd_lifetimes, "object lifetime histograms (text or SVG)", 1},
   {"access", cmd_access, "per site reads, writes and findings of a record --access tape", 0},
   {"locks",  cmd_locks,  "the operations log with Steve's lock/unlock heuristics", 0},
   {"replay", cmd_replay, "replay the operations against real allocators", 0},
-  {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)", 0},
+  {"heapmap", cmd_heapmap, "a picture of the address space over time (PNG)", 1},
 };
 
 /* Print "heaptape: <message>" on stderr. */

@@ -20,7 +20,8 @@ int ht_grow(void *arrp, size_t *cap, size_t need, size_t sz) HT_HIDDEN;
 void ht_huge_pages(int on) HT_HIDDEN;
 #define HT_HUGE_PAGE ((size_t)2 << 20)  /* x86-64's transparent huge page */
 /* After ht_huge_pages(1): the heap's first 64 MiB on huge pages too (for
-** the commands that load an aggregate section; grow.c says why). */
+** the commands that read an aggregate section or the events; grow.c says
+** why). */
 void ht_huge_heap(void) HT_HIDDEN;
 void *ht_huge_alloc(size_t bytes) HT_HIDDEN;
 /* The pages of an array past its first used bytes of cap given back (they
