@@ -164,8 +164,10 @@ typedef struct MapSite {
 typedef struct Map {
   uint64_t *gran;            /* sorted granule numbers */
   size_t ngran;              /* granules */
-  uint64_t pos_g;            /* map_pos's last granule (UINT64_MAX: none) */
-  size_t pos_lo;             /* and its place in gran */
+  struct {                   /* map_pos's granules met lately, by their low bits */
+    uint64_t g;              /* granule (UINT64_MAX: none) */
+    size_t lo;               /* its place in gran */
+  } pos[64];
   uint64_t lay_g;            /* pass 1's last granule noted (UINT64_MAX: none) */
   uint64_t lay_ops;          /* pass 1's ops (ALLOCs and known FREEs) */
   uint64_t nops;             /* operations */
@@ -210,14 +212,17 @@ static uint64_t map_pos(Map *m, uint64_t addr)
 {
   uint64_t g = addr >> GRAN_SHIFT;
   size_t lo = 0, hi = m->ngran;
-  if (g == m->pos_g) lo = m->pos_lo;  /* blocks come near the one before */
+  /* Blocks come near others lately drawn: a binary search a block was
+  ** most of this. */
+  unsigned c = (unsigned)g & 63;
+  if (g == m->pos[c].g) lo = m->pos[c].lo;
   else {
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
       if (m->gran[mid] < g) lo = mid + 1; else hi = mid;
     }
-    m->pos_g = g;
-    m->pos_lo = lo;
+    m->pos[c].g = g;
+    m->pos[c].lo = lo;
   }
   if (lo == m->ngran) return (uint64_t)m->ngran << GRAN_SHIFT;
   if (m->gran[lo] != g) return (uint64_t)lo << GRAN_SHIFT;
@@ -576,7 +581,7 @@ HtHeapmap *ht_heapmap_new(const HtReader *r, const char *png, const HtHeapmapOpt
 {
   Map *m = calloc(1, sizeof(*m));
   snprintf(err, errlen, "out of memory");
-  if (m) m->lay_g = m->pos_g = UINT64_MAX;
+  if (m) m->lay_g = UINT64_MAX;
   if (!m) return NULL;
   m->r = r;
   m->o = o;
@@ -705,7 +710,7 @@ int ht_heapmap_plan(HtHeapmap *m)
     while (ht_map_next(&m->g, &it, &k, &v)) m->gran[m->ngran++] = k;
     qsort(m->gran, m->ngran, sizeof(uint64_t), map_cmp);
   }
-  m->pos_g = UINT64_MAX;
+  for (size_t i = 0; i < HT_COUNTOF(m->pos); i++) m->pos[i].g = UINT64_MAX;
   if (!m->ngran) { snprintf(m->err, m->errlen, "no allocations on the tape"); return -1; }
   Img *im = &m->im;
   m->xs = (double)im->w / (double)m->nops;
