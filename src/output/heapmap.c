@@ -207,10 +207,10 @@ static int map_cmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Position of an address in the laid-out space (bytes from the start). */
-static uint64_t map_pos(Map *m, uint64_t addr)
+/* The place in gran of granule g, or of the first one above it: 1 when g
+** is there. */
+static int map_gran(Map *m, uint64_t g, size_t *at)
 {
-  uint64_t g = addr >> GRAN_SHIFT;
   size_t lo = 0, hi = m->ngran;
   /* Blocks come near others lately drawn: a binary search a block was
   ** most of this. */
@@ -224,9 +224,17 @@ static uint64_t map_pos(Map *m, uint64_t addr)
     m->pos[c].g = g;
     m->pos[c].lo = lo;
   }
-  if (lo == m->ngran) return (uint64_t)m->ngran << GRAN_SHIFT;
-  if (m->gran[lo] != g) return (uint64_t)lo << GRAN_SHIFT;
-  return ((uint64_t)lo << GRAN_SHIFT) | (addr & ((1u << GRAN_SHIFT) - 1));
+  *at = lo;
+  return lo < m->ngran && m->gran[lo] == g;
+}
+
+/* Position of an address in the laid-out space (bytes from the start). */
+static uint64_t map_pos(Map *m, uint64_t addr)
+{
+  size_t lo;
+  if (map_gran(m, addr >> GRAN_SHIFT, &lo))
+    return ((uint64_t)lo << GRAN_SHIFT) | (addr & ((1u << GRAN_SHIFT) - 1));
+  return (uint64_t)lo << GRAN_SHIFT;
 }
 
 /* A bright colour from a hash of a site's name. */
@@ -352,14 +360,22 @@ static int img_png(const Img *im, const char *path, char *err, size_t errlen)
 static void map_rect(Map *m, Img *im, uint64_t born, uint64_t end, uint64_t addr,
                      uint64_t size, uint32_t colour)
 {
-  uint64_t a = map_pos(m, addr), b = map_pos(m, addr + (size ? size : 1) - 1) + 1;
+  uint64_t last = addr + (size ? size : 1) - 1;
+  size_t lo;
+  int hit = map_gran(m, addr >> GRAN_SHIFT, &lo);
+  uint64_t a = (uint64_t)lo << GRAN_SHIFT | (hit ? addr & ((1u << GRAN_SHIFT) - 1) : 0);
+  uint64_t b = hit && last >> GRAN_SHIFT == addr >> GRAN_SHIFT  /* most: one granule */
+             ? a + (last - addr) + 1 : map_pos(m, last) + 1;
   /* scales made once (ht_heapmap_plan): four divisions a block were most
   ** of the drawing */
   long x0 = (long)((double)born * m->xs), x1 = (long)((double)end * m->xs);
   long y0 = (long)((double)a * m->ys), y1 = (long)((double)b * m->ys);
   if (x1 <= x0) x1 = x0 + 1;
   if (y1 <= y0) y1 = y0 + 1;
-  img_fill(im, x0, x1, y0, y1, colour);
+  if (x1 == x0 + 1 && y1 == y0 + 1 && x0 >= 0 && y0 >= 0 && x0 < (long)im->w &&
+      y0 < (long)im->h)  /* most blocks: one pixel */
+    im->px[(size_t)y0 * im->w + (size_t)x0] = colour;
+  else img_fill(im, x0, x1, y0, y1, colour);
 }
 
 /* Draw one block on the time map in its site's colour. */
