@@ -2,9 +2,25 @@
 ** offset, and the public writer callback built on the first
 ** (heaptape_fd_writer). No allocation, no stdio. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "fdio.h"
 #include "../../include/heaptape.h"
+
+#define FD_HEADROOM 64                 /* a high descriptor: this far below the limit */
+
+int ht_fd_high(int fd)
+{
+  struct rlimit rl;
+  rlim_t lim = 1024;
+  if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim) lim = rl.rlim_cur;
+  if (lim <= 2 * FD_HEADROOM) return fd;
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - FD_HEADROOM));
+  if (h < 0) return fd;
+  close(fd);
+  return h;
+}
 
 /* Write all of data to fd (at off if off >= 0); returns the bytes written. */
 size_t ht_fd_write(int fd, const void *data, size_t len, int64_t off)

@@ -12,6 +12,10 @@
 ** Async-signal-safe. */
 size_t ht_fd_write(int fd, const void *data, size_t len, int64_t off) HT_HIDDEN;
 
+/* fd moved near the top of the soft limit of descriptors, close-on-exec,
+** out of the program's way (fd itself when there is no room). */
+int ht_fd_high(int fd) HT_HIDDEN;
+
 /* Read exactly n bytes of fd at off into buf (pread; retries on EINTR and
 ** short reads). 0, or -1 when fewer were there or an error came. */
 int ht_fd_pread(int fd, void *buf, size_t n, int64_t off) HT_HIDDEN;

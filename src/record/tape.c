@@ -5,12 +5,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "maps.h"
 #include "tape.h"
+#include "../base/fdio.h"
 #include "../../include/heaptape.h"
 
 #define TAPE_FLUSH_NS 100000000ULL     /* periodic flush and RSS interval */
@@ -88,15 +90,55 @@ static void tape_own_flush(HtStream *s, void *ctx)
   ht_writer_stream(tape.w, s);
 }
 
-/* Bytes of /proc/self/<name> into b (NUL-terminated); 0 if unreadable. */
-static size_t tape_proc(const char *name, char *b, size_t cap)
+/* A /proc/self file the writer reads every period, kept open on a high
+** descriptor and read again from its start: opened each time, it took the
+** lowest free descriptor for a moment, and a program opening a file then
+** (a daemon's pipe after closing every descriptor) got another number than
+** it gets alone. */
+typedef struct ProcFile {
+  const char *name;          /* under /proc/self */
+  int fd;                    /* -1: not open */
+  pid_t pid;                 /* the process it is of (a child inherits it) */
+  dev_t dev;                 /* its identity: the program may close it */
+  ino_t ino;
+} ProcFile;
+
+static ProcFile tape_statm = {"statm", -1, 0, 0, 0}, tape_stat = {"stat", -1, 0, 0, 0};
+
+/* Whether pf->fd is still pf's file. */
+static int proc_is(const ProcFile *pf)
 {
+  struct stat st;
+  return pf->fd >= 0 && !fstat(pf->fd, &st) && st.st_dev == pf->dev && st.st_ino == pf->ino;
+}
+
+/* Open pf (again): after a fork its descriptor is the parent's file, after
+** a daemon closed every descriptor it is gone (then, once, the open takes a
+** low number for a moment, as the tape's own reopening does). */
+static void proc_open(ProcFile *pf)
+{
+  pid_t pid = getpid();
+  if (pf->fd >= 0 && pf->pid == pid && proc_is(pf)) return;
+  if (pf->fd >= 0 && proc_is(pf)) close(pf->fd);  /* the parent's, inherited: ours */
+  pf->fd = -1;
   char path[32] = "/proc/self/";
-  memcpy(path + 11, name, strlen(name) + 1);
+  memcpy(path + 11, pf->name, strlen(pf->name) + 1);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, b, cap - 1);
-  close(fd);
+  struct stat st;
+  if (fd < 0) return;
+  if (fstat(fd, &st)) { close(fd); return; }
+  pf->fd = ht_fd_high(fd);
+  pf->pid = pid;
+  pf->dev = st.st_dev;
+  pf->ino = st.st_ino;
+}
+
+/* Bytes of /proc/self/<pf's name> into b (NUL-terminated); 0 if unreadable. */
+static size_t tape_proc(ProcFile *pf, char *b, size_t cap)
+{
+  proc_open(pf);
+  if (pf->fd < 0) return 0;
+  ssize_t n = pread(pf->fd, b, cap - 1, 0);
   if (n <= 0) return 0;
   b[n] = 0;
   return (size_t)n;
@@ -106,7 +148,7 @@ static size_t tape_proc(const char *name, char *b, size_t cap)
 static void tape_rss(void)
 {
   char b[128];
-  if (!tape_proc("statm", b, sizeof(b))) return;
+  if (!tape_proc(&tape_statm, b, sizeof(b))) return;
   char *p = b;
   while (*p && *p != ' ') p++;
   uint64_t pages = 0;
@@ -150,7 +192,7 @@ void ht_tape_thread_exit(void)
 static int tape_alone(void)
 {
   char b[1024];
-  if (!tape_proc("stat", b, sizeof(b))) return 0;
+  if (!tape_proc(&tape_stat, b, sizeof(b))) return 0;
   char *p = strrchr(b, ')');           /* the command name may hold anything */
   for (int f = 2; p && f < 20; f++) p = strchr(p + 1, ' ');
   return p && strtol(p + 1, NULL, 10) == 2;
@@ -202,6 +244,10 @@ static void *tape_thread(void *arg)
 /* Start the writer thread. */
 static void tape_writer_start(void)
 {
+  /* Its /proc files now, while the program waits (ProcFile: in a child,
+  ** after fork, they are the parent's until opened again). */
+  proc_open(&tape_statm);
+  proc_open(&tape_stat);
   atomic_store(&tape.quit, 0);
   pthread_condattr_t ca;                 /* the writer's deadlines are monotonic */
   pthread_condattr_init(&ca);

@@ -2,15 +2,12 @@
 ** way, its identity checked before every write and reopened if taken away. */
 #include <fcntl.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "tapefile.h"
 #include "../base/fdio.h"
 #include "../../include/heaptape.h"
-
-#define TAPEFILE_HEADROOM 64           /* the descriptor: this far below the limit */
 
 /*
 ** The tape's descriptor belongs to the program's process, and programs take
@@ -33,19 +30,6 @@ typedef struct TapeFile {
 
 static TapeFile tf = { .fd = -1 };
 
-/* fd moved to a high number out of the program's way (or fd if none is free). */
-static int tapefile_high(int fd)
-{
-  struct rlimit rl;
-  rlim_t lim = 1024;
-  if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim) lim = rl.rlim_cur;
-  if (lim <= 2 * TAPEFILE_HEADROOM) return fd;
-  int h = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - TAPEFILE_HEADROOM));
-  if (h < 0) return fd;
-  close(fd);
-  return h;
-}
-
 /* Does fd still name the tape file? */
 static int tapefile_is_tape(int fd)
 {
@@ -60,7 +44,7 @@ static int tapefile_owned(void)
   if (tf.lost) return 0;
   int fd = tf.seekable ? open(tf.path, O_WRONLY | O_CLOEXEC) : -1;
   if (tapefile_is_tape(fd)) {
-    tf.fd = tapefile_high(fd);
+    tf.fd = ht_fd_high(fd);
     return 1;
   }
   if (fd >= 0) close(fd);
@@ -79,7 +63,7 @@ void ht_tapefile_adopt(int fd, const char *path)
   tf.dev = st.st_dev;
   tf.ino = st.st_ino;
   tf.seekable = S_ISREG(st.st_mode);
-  tf.fd = tapefile_high(fd);
+  tf.fd = ht_fd_high(fd);
   tf.off = 0;
   tf.lost = 0;
   size_t n = 0;                          /* absolute: the program may chdir */

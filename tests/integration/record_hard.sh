@@ -28,6 +28,17 @@ for how in preload cli; do
   has "fds dup2 ($how): after the dup2s" "$T/du-$how.tape" 3919 200
 done
 
+# No descriptor left to open: the writer reads its /proc files through the
+# descriptors it opened at the start (it opened them every 100 ms: each
+# took the lowest free number for a moment, and here none is free).
+plain "$F" nofile
+for how in preload cli; do
+  recorded $how "$T/nf-$how.tape" "$F" nofile
+  same "no descriptor free ($how)"
+  n=$("$HEAPTAPE" stats "$T/nf-$how.tape" 2>/dev/null | awk '$1 == "rss" {print $2}')
+  [ "${n:-0}" -ge 5 ]; ok "no descriptor free ($how): RSS still read (${n:-0} records over 0.7 s)" $?
+done
+
 # -- Threads -------------------------------------------------------------------
 # A new thread's first allocation happens inside pthread_getattr_np.
 plain "$TH" getattr

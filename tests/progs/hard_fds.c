@@ -1,5 +1,6 @@
 /* heaptape tests -- descriptors the program owns: a daemon that closes every fd
-** above 2 and then uses a blocking pipe and a log file; files dup2'd over 3, 4, 5. */
+** above 2 and then uses a blocking pipe and a log file; files dup2'd over 3, 4, 5;
+** a program that leaves no descriptor free to open. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,10 +164,33 @@ static int dup2_mode(const char *dir)
   return 0;
 }
 
+/* nofile: the soft limit of descriptors set to the highest open one + 1
+** and every number below it taken (no open can succeed), then allocating
+** over ~700 ms (7 of the recorder's 100 ms periods). */
+static int nofile_mode(void)
+{
+  int hi = 2;
+  for (int fd = 3; fd < 4096; fd++)
+    if (fcntl(fd, F_GETFD) >= 0) hi = fd;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl)) { printf("getrlimit: %s\n", strerror(errno)); return 1; }
+  rl.rlim_cur = (rlim_t)hi + 1;
+  if (setrlimit(RLIMIT_NOFILE, &rl)) { printf("setrlimit: %s\n", strerror(errno)); return 1; }
+  while (open("/dev/null", O_RDONLY) >= 0) {}
+  printf("open after the limit: %s\n", errno == EMFILE ? "EMFILE" : strerror(errno));
+  for (int i = 0; i < 7; i++) {
+    do_free(do_malloc(LATE_DAEMON));
+    sleep_ms(100);
+  }
+  printf("nofile done\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 2 && !strcmp(argv[1], "nofile")) return nofile_mode();
   if (argc == 3 && !strcmp(argv[1], "daemon")) return daemon_mode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "dup2")) return dup2_mode(argv[2]);
-  fprintf(stderr, "usage: hard_fds daemon LOG | dup2 DIR\n");
+  fprintf(stderr, "usage: hard_fds daemon LOG | dup2 DIR | nofile\n");
   return 2;
 }
