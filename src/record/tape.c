@@ -98,12 +98,20 @@ static void tape_own_flush(HtStream *s, void *ctx)
 typedef struct ProcFile {
   const char *name;          /* under /proc/self */
   int fd;                    /* -1: not open */
+  int low;                   /* no room high up: opened each time instead */
   pid_t pid;                 /* the process it is of (a child inherits it) */
   dev_t dev;                 /* its identity: the program may close it */
   ino_t ino;
 } ProcFile;
 
-static ProcFile tape_statm = {"statm", -1, 0, 0, 0}, tape_stat = {"stat", -1, 0, 0, 0};
+static ProcFile tape_statm = {.name = "statm", .fd = -1}, tape_stat = {.name = "stat", .fd = -1};
+
+/* pf's path into path (32 bytes). */
+static void proc_path(const ProcFile *pf, char *path)
+{
+  memcpy(path, "/proc/self/", 11);
+  memcpy(path + 11, pf->name, strlen(pf->name) + 1);
+}
 
 /* Whether pf->fd is still pf's file. */
 static int proc_is(const ProcFile *pf)
@@ -121,13 +129,20 @@ static void proc_open(ProcFile *pf)
   if (pf->fd >= 0 && pf->pid == pid && proc_is(pf)) return;
   if (pf->fd >= 0 && proc_is(pf)) close(pf->fd);  /* the parent's, inherited: ours */
   pf->fd = -1;
-  char path[32] = "/proc/self/";
-  memcpy(path + 11, pf->name, strlen(pf->name) + 1);
+  if (pf->low) return;
+  char path[32];
+  proc_path(pf, path);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0) return;
   if (fstat(fd, &st)) { close(fd); return; }
-  pf->fd = ht_fd_high(fd);
+  int h = ht_fd_high(fd);
+  if (h == fd) {  /* a low number held for good would shift the program's */
+    close(fd);
+    pf->low = 1;
+    return;
+  }
+  pf->fd = h;
   pf->pid = pid;
   pf->dev = st.st_dev;
   pf->ino = st.st_ino;
@@ -137,8 +152,14 @@ static void proc_open(ProcFile *pf)
 static size_t tape_proc(ProcFile *pf, char *b, size_t cap)
 {
   proc_open(pf);
-  if (pf->fd < 0) return 0;
-  ssize_t n = pread(pf->fd, b, cap - 1, 0);
+  ssize_t n = -1;
+  if (pf->fd >= 0) n = pread(pf->fd, b, cap - 1, 0);
+  else if (pf->low) {  /* (a soft limit of 128 descriptors or fewer) */
+    char path[32];
+    proc_path(pf, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) { n = read(fd, b, cap - 1); close(fd); }
+  }
   if (n <= 0) return 0;
   b[n] = 0;
   return (size_t)n;
