@@ -148,6 +148,13 @@ static void proc_open(ProcFile *pf)
   pf->ino = st.st_ino;
 }
 
+/* Close pf if its descriptor is still ours (a stop leaves none behind). */
+static void proc_close(ProcFile *pf)
+{
+  if (pf->fd >= 0 && pf->pid == getpid() && proc_is(pf)) close(pf->fd);
+  pf->fd = -1;
+}
+
 /* Bytes of /proc/self/<pf's name> into b (NUL-terminated); 0 if unreadable. */
 static size_t tape_proc(ProcFile *pf, char *b, size_t cap)
 {
@@ -431,6 +438,8 @@ int ht_tape_stop(uint64_t status, int ending)
   tape_close_streams();
   tape_drain();
   tape_rss();
+  proc_close(&tape_statm);
+  proc_close(&tape_stat);
   if (ht_maps_changed()) ht_maps_scan(&tape.own);
   uint64_t lost = atomic_load(&ht_g.lost);
   if (lost) ht_stream_value(&tape.own, HT_R_LOST, ht_record_seq_shared(), lost);
