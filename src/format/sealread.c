@@ -317,50 +317,148 @@ static int seal_open(SealDec *d)
 #define SC_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) goto bad; } while (0)
 #define SC_BYTE(k, v) do { if (c->p[k] >= c->e[k]) goto bad; (v) = *c->p[k]++; } while (0)
 
-/* The block a FREE with BACK or an ALLOC with DUP names (version 5): 1, or
-** 0 when it is damaged. */
-static int seal_blk(const HtReader *r, SealCur *c, HtEvent *ev)
+/* What an event says of the block it frees or drops (version 5). */
+typedef struct SealBlk {
+  uint64_t size, weight;     /* (weight as the resolver weighs it) */
+  uint32_t stack, tid;
+  int birth;                 /* a FREE's, version 8: ts, op, addr */
+  uint64_t ts, op, addr;
+} SealBlk;
+
+/* The block of allocation index i, which a FREE (free: 1) or a dropping
+** ALLOC at time ts of thread tid names, into *b: from the block's ALLOCs,
+** or its B columns. 1, or 0 when it is damaged. */
+HT_INLINE int seal_blk(const HtReader *r, SealCur *c, uint64_t i, int free, uint32_t tid,
+                       uint64_t ts, SealBlk *b)
 {
   uint64_t v;
-  if (r->hdr.version < HT_VERSION_SEALED_BLK) return 1;
-  if (ev->back - 1 >= c->a0) {  /* allocated in this block: known */
-    ev->bstack = c->a[ev->back - 1 - c->a0].stack;
-    ev->bsize = c->a[ev->back - 1 - c->a0].size;
-    ev->bweight = c->a[ev->back - 1 - c->a0].weight;
-    if (!ev->bweight) ev->bweight = ev->bsize;  /* as the resolver weighs it */
-    ev->btid = c->a[ev->back - 1 - c->a0].tid;
-    ev->has_blk = 1;
-    if (r->hdr.version >= HT_VERSION_SEALED_BIRTH && ev->type == HT_EV_FREE) {
-      ev->bts = c->a[ev->back - 1 - c->a0].ts;
-      ev->bop = c->a[ev->back - 1 - c->a0].op;
-      ev->baddr = c->a[ev->back - 1 - c->a0].addr;
-      ev->has_birth = 1;
-    }
+  b->birth = r->hdr.version >= HT_VERSION_SEALED_BIRTH && free;
+  if (i >= c->a0) {  /* allocated in this block: known */
+    b->stack = c->a[i - c->a0].stack;
+    b->size = c->a[i - c->a0].size;
+    b->weight = c->a[i - c->a0].weight;
+    if (!b->weight) b->weight = b->size;  /* as the resolver weighs it */
+    b->tid = c->a[i - c->a0].tid;
+    b->ts = c->a[i - c->a0].ts;
+    b->op = c->a[i - c->a0].op;
+    b->addr = c->a[i - c->a0].addr;
     return 1;
   }
   if (ht_ruleb128(&c->p[HT_SC_BSTACK], c->e[HT_SC_BSTACK], &v)) return 0;
   c->bstack += (uint64_t)ht_unzigzag(v);
   if (c->bstack >= r->nnodes) return 0;
-  ev->bstack = (uint32_t)c->bstack;
-  if (ht_ruleb128(&c->p[HT_SC_BSIZE], c->e[HT_SC_BSIZE], &ev->bsize)) return 0;
+  b->stack = (uint32_t)c->bstack;
+  if (ht_ruleb128(&c->p[HT_SC_BSIZE], c->e[HT_SC_BSIZE], &b->size)) return 0;
   if (ht_ruleb128(&c->p[HT_SC_BWEIGHT], c->e[HT_SC_BWEIGHT], &v)) return 0;
-  ev->bweight = ev->bsize + (uint64_t)ht_unzigzag(v);
+  b->weight = b->size + (uint64_t)ht_unzigzag(v);
   if (ht_ruleb128(&c->p[HT_SC_BTID], c->e[HT_SC_BTID], &v)) return 0;
-  ev->btid = (uint32_t)(ev->tid + (uint64_t)ht_unzigzag(v));
-  ev->has_blk = 1;
-  if (r->hdr.version < HT_VERSION_SEALED_BIRTH || ev->type != HT_EV_FREE) return 1;
+  b->tid = (uint32_t)(tid + (uint64_t)ht_unzigzag(v));
+  if (!b->birth) return 1;
   if (ht_ruleb128(&c->p[HT_SC_BTIME], c->e[HT_SC_BTIME], &v)) return 0;
-  ev->bts = c->bts += (uint64_t)ht_unzigzag(v);
+  b->ts = c->bts += (uint64_t)ht_unzigzag(v);
   if (ht_ruleb128(&c->p[HT_SC_BOP], c->e[HT_SC_BOP], &v)) return 0;
-  c->bfr = ht_seal_pace(ev->back - 1, c->bidx, c->bfr, c->a0, c->f0) +
-           (uint64_t)ht_unzigzag(v);
-  c->bidx = ev->back - 1;
-  ev->bop = ev->back - 1 + c->bfr;
-  if (ev->bop >= c->ops || ev->bop < ev->back - 1 || ev->bts > ev->ts) return 0;  /* born after */
+  c->bfr = ht_seal_pace(i, c->bidx, c->bfr, c->a0, c->f0) + (uint64_t)ht_unzigzag(v);
+  c->bidx = i;
+  b->op = i + c->bfr;
+  if (b->op >= c->ops || b->op < i || b->ts > ts) return 0;  /* born after */
   if (ht_ruleb128(&c->p[HT_SC_BADDR], c->e[HT_SC_BADDR], &v)) return 0;
-  ev->baddr = c->baddr += (uint64_t)ht_unzigzag(v);
-  ev->has_birth = 1;
+  b->addr = c->baddr += (uint64_t)ht_unzigzag(v);
   return 1;
+}
+
+/* b into ev's fields of the block it names. */
+HT_INLINE void seal_blk_set(HtEvent *ev, const SealBlk *b)
+{
+  ev->bstack = b->stack;
+  ev->bsize = b->size;
+  ev->bweight = b->weight;
+  ev->btid = b->tid;
+  ev->has_blk = 1;
+  if (!b->birth) return;
+  ev->bts = b->ts;
+  ev->bop = b->op;
+  ev->baddr = b->addr;
+  ev->has_birth = 1;
+}
+
+/* An event's sequence number, time and thread (the columns every event
+** has): 0, or -1 when damaged. */
+HT_INLINE int seal_stamp(SealCur *c, uint64_t *seq, uint64_t *ts, uint32_t *tid)
+{
+  uint64_t v;
+  if (ht_ruleb128(&c->p[HT_SC_SEQ], c->e[HT_SC_SEQ], &v)) return -1;
+  *seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
+  if (*seq < c->seq0 || *seq > c->seq1) return -1;
+  if (ht_ruleb128(&c->p[HT_SC_TIME], c->e[HT_SC_TIME], &v)) return -1;
+  *ts = c->ts += v;
+  if (ht_ruleb128(&c->p[HT_SC_TID], c->e[HT_SC_TID], &v)) return -1;
+  *tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
+  return 0;
+}
+
+/* The address of an ALLOC of the given size, from its ADDR value v: 0, or
+** -1 when damaged. */
+HT_INLINE int seal_alloc_addr(const HtReader *r, SealCur *c, unsigned type, uint64_t v,
+                              uint64_t size, uint64_t *addr)
+{
+  if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
+    unsigned k = ht_seal_class(size);
+    if (r->hdr.version >= HT_VERSION_SEALED_CLASSES)
+      return ht_seal_classes_take(&c->cls, k, v, addr);
+    if (v >= HT_SEAL_CRING || v >= c->cn[k]) return -1;
+    *addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
+  } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
+    if (v >= HT_SEAL_REUSE || v >= c->nf) return -1;
+    *addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
+    /* before version 5 a reused address moved the prediction too */
+    if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = *addr + ht_seal_chunk(size);
+  } else {
+    *addr = c->addr += (uint64_t)ht_unzigzag(v);
+    c->addr += ht_seal_chunk(size);  /* where the next fresh block is predicted */
+  }
+  return 0;
+}
+
+/* Note the block's next ALLOC (its time as the column says it): its op
+** number, or -1 when the block holds more ALLOCs than it may. */
+HT_INLINE int64_t seal_alloc_note(SealCur *c, uint64_t addr, uint64_t size,
+                                  uint64_t weight, uint64_t stack, uint32_t tid, uint64_t ts)
+{
+  uint64_t i = c->nallocs - c->a0;
+  if (i >= HT_SEAL_BLOCK) return -1;
+  c->a[i].addr = addr;
+  c->a[i].size = size;
+  c->a[i].weight = weight;
+  c->a[i].stack = (uint32_t)stack;
+  c->a[i].tid = tid;
+  c->a[i].ts = ts;
+  c->a[i].op = c->ops;
+  return (int64_t)c->ops++;
+}
+
+/* The allocation index a FREE names, from its BACK value v, + 1 (0: a block
+** from before the recording): 0, or -1 when damaged. */
+HT_INLINE int seal_free_back(SealCur *c, unsigned type, uint64_t v, uint64_t *back)
+{
+  if (type & HT_SC_REL) {  /* named after the block the last FREE released */
+    uint64_t idx = c->last_freed + 1 + (uint64_t)ht_unzigzag(v);
+    if (idx >= c->nallocs) return -1;
+    v = c->nallocs - idx;
+  }
+  if (v > c->nallocs) return -1;
+  *back = v ? c->nallocs - v + 1 : 0;
+  return 0;
+}
+
+/* Note a freed address the block knows, of a block of the given size: 0,
+** or -1 when damaged. */
+HT_INLINE int seal_freed(const HtReader *r, SealCur *c, uint64_t a, uint64_t size)
+{
+  unsigned k = ht_seal_class(size);
+  c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
+  if (r->hdr.version >= HT_VERSION_SEALED_CLASSES) return ht_seal_classes_push(&c->cls, k, a);
+  c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
+  return 0;
 }
 
 /* Zero every field of ev, one store each: memset's `rep stos` on its 176
@@ -399,15 +497,13 @@ static int seal_event(SealDec *d, HtEvent *ev)
   if ((type & HT_SC_REL) && ev->type != HT_EV_FREE && ev->type != HT_EV_ALLOC) goto bad;
   if ((type & HT_SC_CLASS) && (ev->type != HT_EV_ALLOC || (type & HT_SC_REUSE) ||
                                r->hdr.version < HT_VERSION_SEALED_COLZ)) goto bad;
-  SC_ULEB(HT_SC_SEQ, v);
-  ev->seq = c->seq += (uint64_t)ht_unzigzag(v) + 1;
-  if (ev->seq < c->seq0 || ev->seq > c->seq1) goto bad;
-  SC_ULEB(HT_SC_TIME, v);
-  uint64_t ts = c->ts += v;
+  uint64_t ts;
+  uint32_t tid;
+  if (seal_stamp(c, &ev->seq, &ts, &tid)) goto bad;
   ev->ts = ts;
-  SC_ULEB(HT_SC_TID, v);
-  uint32_t tid = (uint32_t)(c->tid += (uint64_t)ht_unzigzag(v));
   ev->tid = tid;
+  int blk = r->hdr.version >= HT_VERSION_SEALED_BLK;  /* events carry their block */
+  SealBlk b;
   switch (ev->type) {
   case HT_EV_ALLOC: {
     /* Values kept in locals and stored once: reading ev's fields back (the
@@ -424,77 +520,51 @@ static int seal_event(SealDec *d, HtEvent *ev)
     uint64_t stack = c->stack += (uint64_t)ht_unzigzag(v);
     if (stack >= r->nnodes) goto bad;
     SC_ULEB(HT_SC_ADDR, v);
-    if (type & HT_SC_CLASS) {  /* a recently freed address of its size class */
-      unsigned k = ht_seal_class(size);
-      if (r->hdr.version >= HT_VERSION_SEALED_CLASSES) {
-        if (ht_seal_classes_take(&c->cls, k, v, &addr)) goto bad;
-      } else {
-        if (v >= HT_SEAL_CRING || v >= c->cn[k]) goto bad;
-        addr = ht_seal_ring_take(c->cring[k], &c->cn[k], HT_SEAL_CRING - 1, v);
-      }
-    } else if (type & HT_SC_REUSE) {  /* a recently freed address, named by its rank */
-      if (v >= HT_SEAL_REUSE || v >= c->nf) goto bad;
-      addr = c->fring[(c->nf - 1 - v) & (HT_SEAL_FRING - 1)];
-      /* before version 5 a reused address moved the prediction too */
-      if (r->hdr.version < HT_VERSION_SEALED_BLK) c->addr = addr + ht_seal_chunk(size);
-    } else {
-      addr = c->addr += (uint64_t)ht_unzigzag(v);
-      c->addr += ht_seal_chunk(size);  /* where the next fresh block is predicted */
-    }
-    if (c->nallocs - c->a0 >= HT_SEAL_BLOCK) goto bad;
+    if (seal_alloc_addr(r, c, type, v, size, &addr)) goto bad;
+    if (seal_alloc_note(c, addr, size, weight, stack, tid, ts) < 0) goto bad;
     ev->size = size;
     ev->weight = weight;
     ev->stack = (uint32_t)stack;
     ev->addr = addr;
-    uint64_t op = c->ops++;
-    c->a[c->nallocs - c->a0].addr = addr;
-    c->a[c->nallocs - c->a0].size = size;
-    c->a[c->nallocs - c->a0].weight = weight;
-    c->a[c->nallocs - c->a0].stack = (uint32_t)stack;
-    c->a[c->nallocs - c->a0].tid = tid;
-    c->a[c->nallocs - c->a0].ts = ts;
-    c->a[c->nallocs - c->a0].op = op;
     if (type & HT_SC_DUP) {
       SC_ULEB(HT_SC_BACK, v);
       if (!v || v > c->nallocs) goto bad;
       ev->back = c->nallocs - v + 1;
-      if (!seal_blk(r, c, ev)) goto bad;
+      if (blk) {
+        if (!seal_blk(r, c, ev->back - 1, 0, tid, ts, &b)) goto bad;
+        seal_blk_set(ev, &b);
+      }
     }
     c->nallocs++;
     break;
   }
-  case HT_EV_FREE:
+  case HT_EV_FREE: {
+    uint64_t back;
     SC_BYTE(HT_SC_KIND, kind);
     if (kind & ~HT_K_KNOWN) goto bad;
     ev->kind = (uint8_t)kind;
     if (HT_K_HAS_SIZE(kind)) SC_ULEB(HT_SC_SIZE, ev->size);
     SC_ULEB(HT_SC_BACK, v);
-    if (type & HT_SC_REL) {  /* named after the block the last FREE released */
-      uint64_t idx = c->last_freed + 1 + (uint64_t)ht_unzigzag(v);
-      if (idx >= c->nallocs) goto bad;
-      v = c->nallocs - idx;
-    }
-    if (v > c->nallocs) goto bad;
-    if (v) {
-      ev->back = c->nallocs - v + 1;
-      if (!seal_blk(r, c, ev)) goto bad;
-      c->last_freed = ev->back - 1;
-      c->ops++;
-      if (ev->back - 1 >= c->a0 || ev->has_birth) {  /* its address is known */
-        uint64_t a = ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].addr : ev->baddr;
-        unsigned k = ht_seal_class(ev->back - 1 >= c->a0 ? c->a[ev->back - 1 - c->a0].size
-                                                          : ev->bsize);
-        c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = a;
-        if (r->hdr.version < HT_VERSION_SEALED_CLASSES)
-          c->cring[k][c->cn[k]++ & (HT_SEAL_CRING - 1)] = a;
-        else if (ht_seal_classes_push(&c->cls, k, a)) goto bad;
-      }
-    } else {
+    if (seal_free_back(c, type, v, &back)) goto bad;
+    if (!back) {  /* a block from before the recording */
       SC_ULEB(HT_SC_ADDR, v);
       ev->addr = c->addr += (uint64_t)ht_unzigzag(v);
       c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = ev->addr;
+      break;
     }
+    uint64_t i = back - 1;
+    ev->back = back;
+    if (blk) {
+      if (!seal_blk(r, c, i, 1, tid, ts, &b)) goto bad;
+      seal_blk_set(ev, &b);
+    }
+    c->last_freed = i;
+    c->ops++;
+    if (i >= c->a0 || ev->has_birth)  /* its address is known */
+      if (seal_freed(r, c, i >= c->a0 ? c->a[i - c->a0].addr : ev->baddr,
+                     i >= c->a0 ? c->a[i - c->a0].size : ev->bsize)) goto bad;
     break;
+  }
   case HT_EV_RSS:
   case HT_EV_LOST:
     SC_ULEB(HT_SC_SIZE, ev->size);
@@ -738,6 +808,97 @@ static inline void slim_widen(const SealSlim *sl, uint64_t seq0, uint32_t pid, H
   ev->baddr = alloc || !sl->u[0] ? 0 : sl->u[3];
 }
 
+/* A ULEB128 value of column k into v, or damaged. */
+#define SL_ULEB(k, v) do { if (ht_ruleb128(&c->p[k], c->e[k], &(v))) return -1; } while (0)
+
+/* The common events of a version 9 block straight into their line sl, as
+** seal_event and slim_pack make them, without the HtEvent between (its
+** clearing, its fields stored and loaded back: lifetimes on python3's tape
+** 0.89x with the caller decoding): an ALLOC neither aligned nor dropping a
+** block, a FREE without a size. 1 done; 2 decoded into *ev (it does not fit
+** a line); 0 another event (nothing read: seal_event's); -1 damaged. Times
+** are made monotone here, as chunk_fill does. */
+static inline int seal_slim(SealDec *d, SealChunk *ch, SealSlim *sl, HtEvent *ev)
+{
+  const HtReader *r = d->r;
+  SealCur *c = d->sc;
+  if (c->p[HT_SC_TYPE] >= c->e[HT_SC_TYPE] || c->p[HT_SC_KIND] >= c->e[HT_SC_KIND]) return 0;
+  unsigned type = *c->p[HT_SC_TYPE], kind = *c->p[HT_SC_KIND];
+  int alloc = (type & ~(HT_SC_REUSE | HT_SC_CLASS)) == HT_EV_ALLOC;
+  if (kind & ~HT_K_KNOWN) return 0;
+  if (alloc ? ((type & HT_SC_REUSE) && (type & HT_SC_CLASS)) || HT_K_HAS_ALIGN(kind)
+            : (type & ~HT_SC_REL) != HT_EV_FREE || HT_K_HAS_SIZE(kind))
+    return 0;
+  c->p[HT_SC_TYPE]++;
+  c->p[HT_SC_KIND]++;
+  uint64_t v, seq, raw_ts, ts;
+  uint32_t tid;
+  if (seal_stamp(c, &seq, &raw_ts, &tid)) return -1;
+  ts = raw_ts < d->ts_last ? d->ts_last : raw_ts;
+  if (alloc) {
+    uint64_t size, weight, stack, addr;
+    SL_ULEB(HT_SC_SIZE, size);
+    SL_ULEB(HT_SC_WEIGHT, v);
+    weight = size + (uint64_t)ht_unzigzag(v);
+    SL_ULEB(HT_SC_STACK, v);
+    stack = c->stack += (uint64_t)ht_unzigzag(v);
+    if (stack >= r->nnodes) return -1;
+    SL_ULEB(HT_SC_ADDR, v);
+    if (seal_alloc_addr(r, c, type, v, size, &addr)) return -1;
+    if (seal_alloc_note(c, addr, size, weight, stack, tid, raw_ts) < 0) return -1;
+    c->nallocs++;
+    d->ts_last = ts;
+    if (!ch->n) ch->seq0 = seq;
+    if (seq >= ch->seq0 && seq - ch->seq0 <= UINT32_MAX) {
+      slim_store(sl, HT_EV_ALLOC, kind, 0, 0, tid, (uint32_t)(seq - ch->seq0), (uint32_t)stack,
+                 0, 0, ts, addr, size, weight, 0);
+      return 1;
+    }
+    ev_clear(ev);
+    ev->addr = addr;
+    ev->size = size;
+    ev->weight = weight;
+    ev->stack = (uint32_t)stack;
+  } else {
+    uint64_t back, addr = 0;
+    SealBlk b = {0};
+    SL_ULEB(HT_SC_BACK, v);
+    if (seal_free_back(c, type, v, &back)) return -1;
+    if (!back) {  /* a block from before the recording */
+      SL_ULEB(HT_SC_ADDR, v);
+      addr = c->addr += (uint64_t)ht_unzigzag(v);
+      c->fring[c->nf++ & (HT_SEAL_FRING - 1)] = addr;
+    } else {
+      if (!seal_blk(r, c, back - 1, 1, tid, raw_ts, &b)) return -1;
+      c->last_freed = back - 1;
+      c->ops++;
+      if (seal_freed(r, c, b.addr, b.size)) return -1;
+    }
+    d->ts_last = ts;
+    if (!ch->n) ch->seq0 = seq;
+    uint64_t bfr = back ? b.op - (back - 1) : 0;
+    if (seq >= ch->seq0 && seq - ch->seq0 <= UINT32_MAX && b.weight == b.size &&
+        bfr <= UINT32_MAX) {
+      slim_store(sl, HT_EV_FREE, kind, back != 0, back != 0, tid, (uint32_t)(seq - ch->seq0),
+                 b.stack, b.tid, (uint32_t)bfr, ts, back, b.size, b.ts, back ? b.addr : addr);
+      return 1;
+    }
+    ev_clear(ev);
+    ev->addr = addr;
+    ev->back = back;
+    if (back) seal_blk_set(ev, &b);
+  }
+  ev->type = alloc ? HT_EV_ALLOC : HT_EV_FREE;
+  ev->kind = (uint8_t)kind;
+  ev->pid = r->hdr.pid;
+  ev->tid = tid;
+  ev->seq = seq;
+  ev->ts = ts;
+  return 2;
+}
+
+#undef SL_ULEB
+
 /* Fill ch with the next events of d's block, opening its next block when
 ** none is open (the thread's side). */
 static void chunk_fill(SealDec *d, SealChunk *ch)
@@ -745,6 +906,7 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
   int oom = 0;
   uint32_t pid = d->r->hdr.pid;
   HtEvent tmp, *ev = &tmp;
+  int slim = d->r->hdr.version >= HT_VERSION_SEALED_CLASSES;  /* (seal_slim's) */
   ch->n = ch->nwide = 0;
   ch->end = ch->rc = ch->blk_end = 0;
   ch->nblob = 0;
@@ -756,7 +918,10 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
     }
     if (d->sc->left) {
       d->sc->left--;
-      if (!seal_event(d, ev)) { seal_bad(d, "event"); ch->blk_end = 1; break; }
+      int f = slim ? seal_slim(d, ch, &ch->ev[ch->n], ev) : 0;
+      if (f == 1) { ch->n++; goto next; }
+      if (!f) f = seal_event(d, ev) ? 2 : -1;
+      if (f < 0) { seal_bad(d, "event"); ch->blk_end = 1; break; }
       if (ev->ts < d->ts_last) ev->ts = d->ts_last;  /* monotone (see above) */
       d->ts_last = ev->ts;
       if (!ch->n) ch->seq0 = ev->seq;
@@ -781,6 +946,7 @@ static void chunk_fill(SealDec *d, SealChunk *ch)
         }
       }
     }
+  next:
     if (!d->sc->left) { seal_cur_free(d); ch->blk_end = 1; break; }
   }
 #if defined(__x86_64__)
