@@ -325,14 +325,14 @@ typedef struct SealBlk {
   uint64_t ts, op, addr;
 } SealBlk;
 
-/* The block of allocation index i, which a FREE (free: 1) or a dropping
+/* The block of allocation index i, which a FREE (freeing: 1) or a dropping
 ** ALLOC at time ts of thread tid names, into *b: from the block's ALLOCs,
 ** or its B columns. 1, or 0 when it is damaged. */
-HT_INLINE int seal_blk(const HtReader *r, SealCur *c, uint64_t i, int free, uint32_t tid,
+HT_INLINE int seal_blk(const HtReader *r, SealCur *c, uint64_t i, int freeing, uint32_t tid,
                        uint64_t ts, SealBlk *b)
 {
   uint64_t v;
-  b->birth = r->hdr.version >= HT_VERSION_SEALED_BIRTH && free;
+  b->birth = r->hdr.version >= HT_VERSION_SEALED_BIRTH && freeing;
   if (i >= c->a0) {  /* allocated in this block: known */
     b->stack = c->a[i - c->a0].stack;
     b->size = c->a[i - c->a0].size;
